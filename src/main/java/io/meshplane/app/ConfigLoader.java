@@ -1,0 +1,217 @@
+package io.meshplane.app;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.constructor.SafeConstructor;
+
+/**
+ * Builds the {@link MeshConfig}: defaults, then the YAML file, then {@code MESH_*} environment variables,
+ * then explicit overrides (command line, tests). Every value is validated; the first bad one stops the
+ * start with a {@link ConfigException} naming its key. Unknown keys in the file are errors too (typos
+ * must not silently fall back to defaults).
+ */
+public final class ConfigLoader {
+  private static final Pattern SLUG = Pattern.compile("^[a-z0-9][a-z0-9-]{0,62}$");
+  private static final Pattern HOST = Pattern.compile("^[A-Za-z0-9.\\-:\\[\\]]{1,253}$");
+
+  private ConfigLoader() {}
+
+  public static MeshConfig load(Path file, boolean fileRequired, Map<String, String> env, Map<String, String> overrides) {
+    Map<String, String> values = new LinkedHashMap<>();
+    for (Setting s : Setting.values()) values.put(s.key, s.defaultValue);
+    if (file != null && Files.exists(file)) {
+      values.putAll(readYaml(file));
+    } else if (fileRequired) {
+      throw new ConfigException("config file " + file + " does not exist");
+    }
+    for (Setting s : Setting.values()) {
+      String v = env.get(s.env);
+      if (v != null) values.put(s.key, v);
+    }
+    for (Map.Entry<String, String> e : overrides.entrySet()) {
+      if (Setting.byKey(e.getKey()) == null) throw new ConfigException(e.getKey() + ": unknown setting");
+      values.put(e.getKey(), e.getValue());
+    }
+    return build(values);
+  }
+
+  static Map<String, String> readYaml(Path file) {
+    Object root;
+    try (Reader r = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      root = new Yaml(new SafeConstructor(new LoaderOptions())).load(r);
+    } catch (IOException e) {
+      throw new ConfigException("config file " + file + " cannot be read: " + e.getMessage());
+    } catch (RuntimeException e) {
+      throw new ConfigException("config file " + file + " is not valid YAML: " + e.getMessage().lines().findFirst().orElse(""));
+    }
+    Map<String, String> flat = new LinkedHashMap<>();
+    if (root == null) return flat;
+    if (!(root instanceof Map<?, ?> map)) throw new ConfigException("config file " + file + ": top level must be a mapping");
+    flatten("", map, flat);
+    for (String key : flat.keySet()) {
+      if (Setting.byKey(key) == null) throw new ConfigException(key + ": unknown setting in " + file);
+    }
+    return flat;
+  }
+
+  private static void flatten(String prefix, Map<?, ?> map, Map<String, String> out) {
+    for (Map.Entry<?, ?> e : map.entrySet()) {
+      String key = prefix + e.getKey();
+      Object v = e.getValue();
+      if (v instanceof Map<?, ?> nested) {
+        flatten(key + ".", nested, out);
+      } else if (v instanceof List<?> list) {
+        List<String> parts = new ArrayList<>();
+        for (Object o : list) parts.add(String.valueOf(o));
+        out.put(key, String.join(",", parts));
+      } else {
+        out.put(key, v == null ? "" : String.valueOf(v));
+      }
+    }
+  }
+
+  private static MeshConfig build(Map<String, String> v) {
+    return new MeshConfig(
+        host(v, Setting.HTTP_HOST),
+        port(v, Setting.HTTP_PORT, true),
+        intIn(v, Setting.HTTP_INSTANCES, 0, 64),
+        port(v, Setting.PANEL_PORT, true),
+        bool(v, Setting.PANEL_COOKIE_SECURE),
+        postgresUrl(v),
+        intIn(v, Setting.POSTGRES_POOL_SIZE, 1, 500),
+        path(v, Setting.POSTGRES_EMBEDDED_DIR),
+        slug(v, Setting.CLUSTER_NAME),
+        optionalHost(v, Setting.CLUSTER_HOST),
+        port(v, Setting.CLUSTER_PORT, false),
+        members(v),
+        optionalHost(v, Setting.CLUSTER_K8S_SERVICE),
+        path(v, Setting.AUTH_KEYS_DIR),
+        nonBlank(v, Setting.AUTH_ISSUER),
+        duration(v, Setting.TOKENS_MAX_LIFETIME, Duration.ofMinutes(1), Duration.ofDays(3650)),
+        duration(v, Setting.HEARTBEAT_INTERVAL, Duration.ofSeconds(1), Duration.ofHours(1)),
+        duration(v, Setting.HEARTBEAT_STALE_AFTER, Duration.ofMillis(100), Duration.ofDays(1)),
+        duration(v, Setting.WRITEBEHIND_FLUSH_INTERVAL, Duration.ofMillis(10), Duration.ofMinutes(10)),
+        duration(v, Setting.SHUTDOWN_GRACE, Duration.ZERO, Duration.ofMinutes(5)));
+  }
+
+  private static ConfigException bad(Setting s, String value, String why) {
+    return new ConfigException(s.key + " (env " + s.env + "): '" + value + "' " + why);
+  }
+
+  private static int port(Map<String, String> v, Setting s, boolean zeroAllowed) {
+    String raw = v.get(s.key).trim();
+    int min = zeroAllowed ? 0 : 1;
+    try {
+      int p = Integer.parseInt(raw);
+      if (p >= min && p <= 65535) return p;
+    } catch (NumberFormatException ignored) {
+      // reported below
+    }
+    throw bad(s, raw, "is not a port (" + min + "-65535)");
+  }
+
+  private static int intIn(Map<String, String> v, Setting s, int min, int max) {
+    String raw = v.get(s.key).trim();
+    try {
+      int n = Integer.parseInt(raw);
+      if (n >= min && n <= max) return n;
+    } catch (NumberFormatException ignored) {
+      // reported below
+    }
+    throw bad(s, raw, "is not a whole number from " + min + " to " + max);
+  }
+
+  private static boolean bool(Map<String, String> v, Setting s) {
+    String raw = v.get(s.key).trim();
+    if (raw.equals("true")) return true;
+    if (raw.equals("false")) return false;
+    throw bad(s, raw, "is not true or false");
+  }
+
+  private static Duration duration(Map<String, String> v, Setting s, Duration min, Duration max) {
+    String raw = v.get(s.key).trim();
+    Duration d;
+    try {
+      d = Durations.parse(raw);
+    } catch (IllegalArgumentException e) {
+      throw bad(s, raw, "is not a duration (write e.g. 500ms, 30s, 15m, 24h, 90d)");
+    }
+    if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
+      throw bad(s, raw, "is out of range (" + Durations.format(min) + " to " + Durations.format(max) + ")");
+    }
+    return d;
+  }
+
+  private static String host(Map<String, String> v, Setting s) {
+    String raw = v.get(s.key).trim();
+    if (!HOST.matcher(raw).matches()) throw bad(s, raw, "is not a host name or address");
+    return raw;
+  }
+
+  private static String optionalHost(Map<String, String> v, Setting s) {
+    String raw = v.get(s.key).trim();
+    return raw.isEmpty() ? "" : host(v, s);
+  }
+
+  private static String nonBlank(Map<String, String> v, Setting s) {
+    String raw = v.get(s.key).trim();
+    if (raw.isEmpty() || raw.length() > 200) throw bad(s, raw, "must be 1-200 characters");
+    return raw;
+  }
+
+  private static String slug(Map<String, String> v, Setting s) {
+    String raw = v.get(s.key).trim();
+    if (!SLUG.matcher(raw).matches()) throw bad(s, raw, "must be lower-case letters, digits and '-' (at most 63)");
+    return raw;
+  }
+
+  private static Path path(Map<String, String> v, Setting s) {
+    String raw = v.get(s.key).trim();
+    if (raw.isEmpty()) throw bad(s, raw, "must name a folder");
+    return Path.of(raw);
+  }
+
+  private static String postgresUrl(Map<String, String> v) {
+    Setting s = Setting.POSTGRES_URL;
+    String raw = v.get(s.key).trim();
+    if (raw.equals("embedded") || raw.startsWith("postgresql://") || raw.startsWith("postgres://")) return raw;
+    // Never echo the value: a URL may carry a password.
+    throw new ConfigException(s.key + " (env " + s.env + "): must be 'embedded' or a postgresql:// URL");
+  }
+
+  private static List<String> members(Map<String, String> v) {
+    Setting s = Setting.CLUSTER_MEMBERS;
+    List<String> out = new ArrayList<>();
+    for (String part : v.get(s.key).split(",")) {
+      String m = part.trim();
+      if (m.isEmpty()) continue;
+      int colon = m.lastIndexOf(':');
+      String host = colon > 0 && m.indexOf(':') == colon ? m.substring(0, colon) : m;
+      if (colon > 0 && m.indexOf(':') == colon) {
+        String port = m.substring(colon + 1);
+        try {
+          int p = Integer.parseInt(port);
+          if (p < 1 || p > 65535) throw bad(s, m, "has a port out of range");
+        } catch (NumberFormatException e) {
+          // "127.0.0.1:5701-5703" is a common mistake: list each member instead
+          throw bad(s, m, "is not host[:port] (list each member separately, no port ranges)");
+        }
+      }
+      if (!HOST.matcher(host).matches()) throw bad(s, m, "is not host[:port]");
+      out.add(m);
+    }
+    if (out.isEmpty()) throw bad(s, v.get(s.key), "must list at least one member");
+    return List.copyOf(out);
+  }
+}

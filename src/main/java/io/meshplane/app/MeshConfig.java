@@ -1,0 +1,33 @@
+package io.meshplane.app;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/** The typed, validated configuration of one replica, built once at start (see {@link ConfigLoader}). */
+public record MeshConfig(
+    String httpHost,
+    int httpPort,
+    int httpInstances,
+    int panelPort,
+    boolean panelCookieSecure,
+    String postgresUrl,
+    int postgresPoolSize,
+    Path postgresEmbeddedDir,
+    String clusterName,
+    String clusterHost,
+    int clusterPort,
+    List<String> clusterMembers,
+    String clusterKubernetesService,
+    Path keysDir,
+    String issuer,
+    Duration tokensMaxLifetime,
+    Duration heartbeatInterval,
+    Duration staleAfter,
+    Duration flushInterval,
+    Duration shutdownGrace) {
+
+  public boolean embeddedPostgres() {
+    return "embedded".equals(postgresUrl);
+  }
+}

@@ -1,0 +1,19 @@
+package io.meshplane.app;
+
+import com.hazelcast.core.HazelcastInstance;
+import io.meshplane.observe.Observability;
+import io.meshplane.observe.Readiness;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
+
+/**
+ * The shared, thread-safe services of one replica, built once at the wiring point and handed to every
+ * verticle instance. Features take what they need from here; nothing else is global.
+ */
+public record Services(
+    MeshConfig config,
+    Vertx vertx,
+    HazelcastInstance hazelcast,
+    Pool pool,
+    Observability observability,
+    Readiness readiness) {}

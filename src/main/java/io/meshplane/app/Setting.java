@@ -1,0 +1,47 @@
+package io.meshplane.app;
+
+/**
+ * Every operator setting: its key in config/meshplane.yaml, its environment override and its default.
+ * This table is the single source for loading, validation and docs/OPERATIONS.md.
+ */
+public enum Setting {
+  HTTP_HOST("http.host", "MESH_HTTP_HOST", "0.0.0.0", "interface both HTTP components bind"),
+  HTTP_PORT("http.port", "MESH_HTTP_PORT", "8080", "coordinator API port; 0 binds a free port (logged)"),
+  HTTP_INSTANCES("http.instances", "MESH_HTTP_INSTANCES", "0", "coordinator verticle instances; 0 = one per event loop"),
+  PANEL_PORT("panel.port", "MESH_PANEL_PORT", "8081", "web panel port; 0 binds a free port (logged)"),
+  PANEL_COOKIE_SECURE("panel.cookie_secure", "MESH_PANEL_COOKIE_SECURE", "true", "Secure flag on the session cookie; false only for local http"),
+  POSTGRES_URL("postgres.url", "MESH_PG_URL", "embedded", "'embedded' (a PostgreSQL started by the process) or postgresql://user:pass@host:port/db"),
+  POSTGRES_POOL_SIZE("postgres.pool_size", "MESH_PG_POOL_SIZE", "16", "reactive connection pool size per replica"),
+  POSTGRES_EMBEDDED_DIR("postgres.embedded_dir", "MESH_PG_EMBEDDED_DIR", "data/postgres", "data folder of the embedded PostgreSQL (kept across restarts)"),
+  CLUSTER_NAME("cluster.name", "MESH_CLUSTER_NAME", "meshplane", "Hazelcast cluster name; replicas with the same name form one cluster"),
+  CLUSTER_HOST("cluster.host", "MESH_CLUSTER_HOST", "", "interface the Hazelcast member and event bus bind; empty = chosen by Hazelcast"),
+  CLUSTER_PORT("cluster.port", "MESH_CLUSTER_PORT", "5701", "Hazelcast member port"),
+  CLUSTER_MEMBERS("cluster.members", "MESH_CLUSTER_MEMBERS", "127.0.0.1", "TCP-IP join list, comma-separated host[:port]"),
+  CLUSTER_K8S_SERVICE("cluster.kubernetes_service", "MESH_CLUSTER_K8S_SERVICE", "", "headless service DNS name; set = Kubernetes DNS discovery instead of the member list"),
+  AUTH_KEYS_DIR("auth.keys_dir", "MESH_KEYS_DIR", "data/keys", "signing keys folder; generated on first start when empty"),
+  AUTH_ISSUER("auth.issuer", "MESH_AUTH_ISSUER", "meshplane", "JWT iss (and aud) of the tokens this mesh issues"),
+  TOKENS_MAX_LIFETIME("tokens.max_lifetime", "MESH_TOKENS_MAX_LIFETIME", "90d", "longest allowed token lifetime"),
+  HEARTBEAT_INTERVAL("heartbeat.interval", "MESH_HEARTBEAT_INTERVAL", "30s", "interval_s told to agents"),
+  HEARTBEAT_STALE_AFTER("heartbeat.stale_after", "MESH_STALE_AFTER", "90s", "a node without a heartbeat for this long is stale"),
+  WRITEBEHIND_FLUSH_INTERVAL("writebehind.flush_interval", "MESH_FLUSH_INTERVAL", "1s", "write-behind flush period: at most one row write per node per interval"),
+  SHUTDOWN_GRACE("shutdown.grace", "MESH_SHUTDOWN_GRACE", "5s", "on SIGTERM, how long in-flight requests may take to finish");
+
+  public final String key;
+  public final String env;
+  public final String defaultValue;
+  public final String meaning;
+
+  Setting(String key, String env, String defaultValue, String meaning) {
+    this.key = key;
+    this.env = env;
+    this.defaultValue = defaultValue;
+    this.meaning = meaning;
+  }
+
+  public static Setting byKey(String key) {
+    for (Setting s : values()) {
+      if (s.key.equals(key)) return s;
+    }
+    return null;
+  }
+}

@@ -1,0 +1,32 @@
+package io.meshplane.http;
+
+import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.ClosedConnectionException;
+import java.net.ConnectException;
+import java.util.concurrent.TimeoutException;
+
+/** Tells "the database is not there" (503, retry later) apart from a query that is wrong (500, a bug). */
+public final class DatabaseFailures {
+  private DatabaseFailures() {}
+
+  public static boolean isUnavailable(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      if (c instanceof PgException pg) {
+        String state = pg.getSqlState();
+        // 08 connection exception, 57P admin shutdown / cannot connect now, 53 insufficient resources
+        return state != null && (state.startsWith("08") || state.startsWith("57P") || state.startsWith("53"));
+      }
+      if (c instanceof ConnectException || c instanceof ClosedConnectionException || c instanceof TimeoutException
+          || c instanceof io.netty.channel.ConnectTimeoutException) {
+        return true;
+      }
+      String msg = c.getMessage();
+      if (msg != null && (msg.contains("Connection refused") || msg.contains("Timeout") || msg.contains("Connection reset")
+          || msg.contains("connection was closed") || msg.contains("Pool closed"))) {
+        return true;
+      }
+      if (c.getCause() == c) break;
+    }
+    return false;
+  }
+}

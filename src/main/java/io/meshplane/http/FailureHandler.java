@@ -1,0 +1,68 @@
+package io.meshplane.http;
+
+import io.vertx.core.Handler;
+import io.vertx.core.json.DecodeException;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.HttpException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one place where failures become responses: route failures, unmatched routes (404), wrong
+ * methods (405), body limits (413). Expected failures are answered without a log line per request;
+ * an unexpected one is a 500 {@code internal} whose stack trace goes to the log with the request id
+ * and never to the client.
+ */
+public final class FailureHandler implements Handler<RoutingContext> {
+  private static final Logger LOG = LoggerFactory.getLogger(FailureHandler.class);
+
+  @Override
+  public void handle(RoutingContext ctx) {
+    Throwable failure = ctx.failure();
+    if (failure instanceof ApiError e) {
+      Problems.send(ctx, e);
+      return;
+    }
+    if (failure instanceof HttpException he) {
+      byStatus(ctx, he.getStatusCode());
+      return;
+    }
+    if (failure instanceof DecodeException) {
+      Problems.send(ctx, ApiError.badRequest("request body is not valid JSON"));
+      return;
+    }
+    if (failure != null && DatabaseFailures.isUnavailable(failure)) {
+      LOG.warn("[request: {}] database unavailable: {}", RequestIds.of(ctx), failure.toString());
+      Problems.send(ctx, ApiError.unavailable("the database is unavailable; retry later"));
+      return;
+    }
+    if (failure != null) {
+      LOG.error("[request: {}] {} {} failed", RequestIds.of(ctx), ctx.request().method(), ctx.request().path(), failure);
+      Problems.send(ctx, 500, "internal", "an unexpected error occurred; quote the request id when reporting it", null);
+      return;
+    }
+    byStatus(ctx, ctx.statusCode());
+  }
+
+  private static void byStatus(RoutingContext ctx, int status) {
+    switch (status) {
+      case 400 -> Problems.send(ctx, ApiError.badRequest("the request is malformed"));
+      case 401 -> Problems.send(ctx, ApiError.unauthenticated("a valid bearer token is required"));
+      case 403 -> Problems.send(ctx, ApiError.forbidden("not permitted"));
+      case 404 -> Problems.send(ctx, ApiError.notFound("no such resource: " + ctx.request().path()));
+      case 405 -> Problems.send(ctx, 405, "method_not_allowed",
+          ctx.request().method() + " is not allowed on " + ctx.request().path(), null);
+      case 413 -> Problems.send(ctx, 413, "payload_too_large", "the request body is larger than 64 KiB", null);
+      case 415 -> Problems.send(ctx, 415, "unsupported_media_type", "request bodies must be sent as Content-Type: application/json", null);
+      case 503 -> Problems.send(ctx, ApiError.unavailable("a dependency is unavailable; retry later"));
+      default -> {
+        if (status >= 400 && status < 500) {
+          Problems.send(ctx, status, "invalid_request", "the request cannot be served", null);
+        } else {
+          LOG.error("[request: {}] {} {} failed with status {}", RequestIds.of(ctx), ctx.request().method(), ctx.request().path(), status);
+          Problems.send(ctx, 500, "internal", "an unexpected error occurred; quote the request id when reporting it", null);
+        }
+      }
+    }
+  }
+}

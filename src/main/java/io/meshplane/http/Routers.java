@@ -1,0 +1,46 @@
+package io.meshplane.http;
+
+import io.meshplane.observe.Observability;
+import io.meshplane.observe.Readiness;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.handler.BodyHandler;
+import io.vertx.micrometer.PrometheusScrapingHandler;
+
+/**
+ * The plumbing every HTTP component shares (SPEC §2, §8): request ids, the 64 KiB body limit, the
+ * JSON body check, the probes and metrics, and the one failure handler for everything that goes wrong,
+ * including unknown routes (404) and wrong methods (405). Features add their routes to the result.
+ */
+public final class Routers {
+  public static final int BODY_LIMIT = 64 * 1024;
+  private static final JsonObject UP = new JsonObject().put("status", "UP");
+
+  private Routers() {}
+
+  public static Router base(Vertx vertx, Observability observability, Readiness readiness) {
+    Router router = Router.router(vertx);
+    router.route().handler(RequestIds::handle);
+    router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT));
+    router.route().handler(JsonBodies::handle);
+
+    router.get("/healthz").handler(ctx -> Responses.ok(ctx, UP));
+    router.get("/readyz").handler(ctx -> readiness.check().onComplete(ar -> {
+      if (ar.failed()) {
+        ctx.fail(ar.cause());
+        return;
+      }
+      JsonObject result = ar.result();
+      Responses.json(ctx, "UP".equals(result.getString("status")) ? 200 : 503, result);
+    }));
+    router.get("/metrics").handler(PrometheusScrapingHandler.create(observability.registry()));
+
+    FailureHandler failures = new FailureHandler();
+    router.route().failureHandler(failures);
+    for (int status : new int[] {400, 401, 403, 404, 405, 406, 413, 415, 500, 501, 503}) {
+      router.errorHandler(status, failures);
+    }
+    return router;
+  }
+}
