@@ -121,18 +121,15 @@ public final class Meshplane implements AutoCloseable {
   }
 
   /**
-   * Deploys {@code instances} verticles sharing one port. With port 0 the first instance picks the port
-   * and the others join it, so "any free port" still means one port for the whole component.
+   * Deploys {@code instances} verticles sharing one port. Port 0 means "any free port" for the whole
+   * component: Vert.x shares a random port among instances when asked for a negative port, so every
+   * instance ends up on the same one.
    */
   private int deployHttp(String name, int port, AtomicInteger bound, Function<Vertx, Router> routes, int instances) {
-    Blocking.await(vertx.deployVerticle(() -> new HttpVerticle(config.httpHost(), port, config.shutdownGrace(), routes, bound),
-        new DeploymentOptions().setInstances(1)), START_TIMEOUT, "starting the " + name);
-    int actual = bound.get();
-    if (instances > 1) {
-      Blocking.await(vertx.deployVerticle(() -> new HttpVerticle(config.httpHost(), actual, config.shutdownGrace(), routes, bound),
-          new DeploymentOptions().setInstances(instances - 1)), START_TIMEOUT, "starting the " + name);
-    }
-    return actual;
+    int requested = port == 0 ? -1 : port;
+    Blocking.await(vertx.deployVerticle(() -> new HttpVerticle(config.httpHost(), requested, config.shutdownGrace(), routes, bound),
+        new DeploymentOptions().setInstances(instances)), START_TIMEOUT, "starting the " + name);
+    return bound.get();
   }
 
   private Router coordinatorRoutes(Vertx v) {

@@ -41,7 +41,13 @@ public final class HttpVerticle extends VerticleBase {
         .setMaxHeaderSize(16 * 1024)
         .setDecompressionSupported(false);
     server = vertx.createHttpServer(options).requestHandler(routes.apply(vertx));
-    return server.listen().onSuccess(s -> boundPort.compareAndSet(0, s.actualPort()));
+    return server.listen().compose(s -> {
+      int actual = s.actualPort();
+      if (!boundPort.compareAndSet(0, actual) && boundPort.get() != actual) {
+        return Future.failedFuture("instances of one component listen on different ports: " + boundPort.get() + " and " + actual);
+      }
+      return Future.succeededFuture();
+    });
   }
 
   @Override

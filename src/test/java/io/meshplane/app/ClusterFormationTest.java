@@ -1,0 +1,34 @@
+package io.meshplane.app;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.meshplane.testing.Http;
+import io.meshplane.testing.TestDatabase;
+import io.meshplane.testing.TestReplicas;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Two replicas started in one test form one Hazelcast cluster, over loopback TCP-IP only. */
+@Timeout(180)
+class ClusterFormationTest {
+  @Test
+  void twoMembersFormOneClusterAndBothAreReady() throws Exception {
+    try (TestDatabase db = TestDatabase.create(); TestReplicas replicas = new TestReplicas(2); Http http = new Http()) {
+      Meshplane a = replicas.start(0, db.url());
+      Meshplane b = replicas.start(1, db.url());
+      assertEquals(2, a.services().hazelcast().getCluster().getMembers().size());
+      assertEquals(2, b.services().hazelcast().getCluster().getMembers().size());
+      for (Meshplane m : new Meshplane[] {a, b}) {
+        assertEquals(200, http.get(m.coordinatorPort(), "/readyz").statusCode());
+        String metrics = http.get(m.coordinatorPort(), "/metrics").bodyAsString();
+        assertTrue(metrics.contains("hazelcast_cluster_members 2.0"), "member count 2 in /metrics");
+        assertTrue(m.services().hazelcast().getCluster().getLocalMember().getAddress().getHost().equals("127.0.0.1"));
+      }
+      // the partitions are spread over both members
+      String ma = http.get(a.coordinatorPort(), "/metrics").bodyAsString();
+      assertTrue(!ma.contains("hazelcast_partitions_owned 271.0") && !ma.contains("hazelcast_partitions_owned 0.0"), ma.lines()
+          .filter(l -> l.startsWith("hazelcast_partitions_owned")).findFirst().orElse(""));
+    }
+  }
+}

@@ -1,0 +1,113 @@
+package io.meshplane.app;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ConfigLoaderTest {
+  @TempDir Path dir;
+
+  @Test
+  void defaultsMatchTheSpecTable() {
+    MeshConfig c = ConfigLoader.load(null, false, Map.of(), Map.of());
+    assertEquals("0.0.0.0", c.httpHost());
+    assertEquals(8080, c.httpPort());
+    assertEquals(8081, c.panelPort());
+    assertTrue(c.panelCookieSecure());
+    assertTrue(c.embeddedPostgres());
+    assertEquals("meshplane", c.clusterName());
+    assertEquals(5701, c.clusterPort());
+    assertEquals(List.of("127.0.0.1"), c.clusterMembers());
+    assertEquals("", c.clusterKubernetesService());
+    assertEquals(Path.of("data/keys"), c.keysDir());
+    assertEquals("meshplane", c.issuer());
+    assertEquals(Duration.ofDays(90), c.tokensMaxLifetime());
+    assertEquals(Duration.ofSeconds(30), c.heartbeatInterval());
+    assertEquals(Duration.ofSeconds(90), c.staleAfter());
+    assertEquals(Duration.ofSeconds(1), c.flushInterval());
+  }
+
+  @Test
+  void theShippedConfigFileLoadsAndEqualsTheDefaults() {
+    MeshConfig fromFile = ConfigLoader.load(Path.of("config/meshplane.yaml"), true, Map.of(), Map.of());
+    assertEquals(ConfigLoader.load(null, false, Map.of(), Map.of()), fromFile);
+  }
+
+  @Test
+  void environmentOverridesTheFileAndTheFileOverridesDefaults() throws Exception {
+    Path f = dir.resolve("m.yaml");
+    Files.writeString(f, "http:\n  port: 9000\nheartbeat:\n  stale_after: 2m\ncluster:\n  members: [\"10.0.0.1:5701\", \"10.0.0.2\"]\n");
+    MeshConfig c = ConfigLoader.load(f, true, Map.of("MESH_HTTP_PORT", "9100", "MESH_FLUSH_INTERVAL", "250ms"), Map.of());
+    assertEquals(9100, c.httpPort());
+    assertEquals(Duration.ofMinutes(2), c.staleAfter());
+    assertEquals(Duration.ofMillis(250), c.flushInterval());
+    assertEquals(List.of("10.0.0.1:5701", "10.0.0.2"), c.clusterMembers());
+  }
+
+  @Test
+  void aBadDurationNamesItsKey() {
+    ConfigException e = assertThrows(ConfigException.class,
+        () -> ConfigLoader.load(null, false, Map.of("MESH_STALE_AFTER", "90 seconds"), Map.of()));
+    assertTrue(e.getMessage().startsWith("heartbeat.stale_after"), e.getMessage());
+    assertTrue(e.getMessage().contains("MESH_STALE_AFTER"), e.getMessage());
+  }
+
+  @Test
+  void aBadPortNamesItsKey() {
+    ConfigException e = assertThrows(ConfigException.class,
+        () -> ConfigLoader.load(null, false, Map.of("MESH_PANEL_PORT", "70000"), Map.of()));
+    assertTrue(e.getMessage().startsWith("panel.port"), e.getMessage());
+    ConfigException e2 = assertThrows(ConfigException.class,
+        () -> ConfigLoader.load(null, false, Map.of("MESH_CLUSTER_PORT", "0"), Map.of()));
+    assertTrue(e2.getMessage().startsWith("cluster.port"), e2.getMessage());
+  }
+
+  @Test
+  void aPortRangeInTheMemberListIsRejectedWithAHint() {
+    ConfigException e = assertThrows(ConfigException.class,
+        () -> ConfigLoader.load(null, false, Map.of("MESH_CLUSTER_MEMBERS", "127.0.0.1:5701-5703"), Map.of()));
+    assertTrue(e.getMessage().startsWith("cluster.members") && e.getMessage().contains("separately"), e.getMessage());
+  }
+
+  @Test
+  void unknownKeysInTheFileAreErrorsNotSilentDefaults() throws Exception {
+    Path f = dir.resolve("typo.yaml");
+    Files.writeString(f, "heartbeat:\n  stale_afer: 10s\n");
+    ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(f, true, Map.of(), Map.of()));
+    assertTrue(e.getMessage().startsWith("heartbeat.stale_afer"), e.getMessage());
+  }
+
+  @Test
+  void aPostgresUrlWithAPasswordIsNeverEchoedInTheError() {
+    ConfigException e = assertThrows(ConfigException.class,
+        () -> ConfigLoader.load(null, false, Map.of("MESH_PG_URL", "mysql://u:hunter2@db/x"), Map.of()));
+    assertTrue(e.getMessage().startsWith("postgres.url"), e.getMessage());
+    assertFalse(e.getMessage().contains("hunter2"), e.getMessage());
+  }
+
+  @Test
+  void aMissingExplicitConfigFileIsAnError() {
+    assertThrows(ConfigException.class, () -> ConfigLoader.load(dir.resolve("none.yaml"), true, Map.of(), Map.of()));
+  }
+
+  @Test
+  void durationsParseEveryUnitAndRejectGarbage() {
+    assertEquals(Duration.ofMillis(500), Durations.parse("500ms"));
+    assertEquals(Duration.ofSeconds(30), Durations.parse("30s"));
+    assertEquals(Duration.ofMinutes(15), Durations.parse("15m"));
+    assertEquals(Duration.ofHours(24), Durations.parse("24h"));
+    assertEquals(Duration.ofDays(90), Durations.parse("90d"));
+    for (String bad : new String[] {"", "10", "s", "-1s", "1.5h", "1w", "10 s"}) {
+      assertThrows(IllegalArgumentException.class, () -> Durations.parse(bad), bad);
+    }
+  }
+}

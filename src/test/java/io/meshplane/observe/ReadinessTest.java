@@ -1,0 +1,66 @@
+package io.meshplane.observe;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Http;
+import io.meshplane.testing.PgProxy;
+import io.meshplane.testing.TestDatabase;
+import io.meshplane.testing.TestReplicas;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** /readyz follows PostgreSQL: 503 naming it while unreachable, 200 again once it is back; /healthz stays 200. */
+@Timeout(120)
+class ReadinessTest {
+  TestDatabase db = TestDatabase.create();
+  PgProxy proxy = new PgProxy();
+  TestReplicas replicas = new TestReplicas(1);
+  Http http = new Http();
+
+  @AfterEach
+  void stop() {
+    http.close();
+    replicas.close();
+    proxy.close();
+    db.close();
+  }
+
+  @Test
+  void readyzIs503NamingPostgresWhileTheDatabaseIsUnreachableAndRecovers() throws Exception {
+    Meshplane app = replicas.start(0, db.url("127.0.0.1", proxy.port()));
+    int port = app.coordinatorPort();
+    assertEquals(200, http.get(port, "/readyz").statusCode());
+
+    proxy.cut();
+    HttpResponse<Buffer> down = awaitReadyz(port, r -> r.statusCode() == 503);
+    JsonObject checks = down.bodyAsJsonObject().getJsonObject("checks");
+    assertEquals("DOWN", down.bodyAsJsonObject().getString("status"));
+    assertEquals("DOWN", checks.getJsonObject("postgres").getString("status"));
+    assertTrue(checks.getJsonObject("postgres").getString("reason").contains("PostgreSQL"));
+    assertEquals("UP", checks.getJsonObject("cluster").getString("status"), "only the failing check is named DOWN");
+    assertEquals(200, http.get(port, "/healthz").statusCode(), "liveness does not depend on the database");
+    assertEquals(503, http.get(app.panelPort(), "/readyz").statusCode(), "the panel reports the same");
+
+    proxy.restore();
+    HttpResponse<Buffer> up = awaitReadyz(port, r -> r.statusCode() == 200);
+    assertEquals("UP", up.bodyAsJsonObject().getJsonObject("checks").getJsonObject("postgres").getString("status"));
+  }
+
+  private HttpResponse<Buffer> awaitReadyz(int port, Predicate<HttpResponse<Buffer>> condition) throws InterruptedException {
+    long deadline = System.nanoTime() + 30_000_000_000L;
+    HttpResponse<Buffer> last = null;
+    while (System.nanoTime() < deadline) {
+      last = http.get(port, "/readyz");
+      if (condition.test(last)) return last;
+      Thread.sleep(200);
+    }
+    throw new AssertionError("readyz never reached the expected state; last answer " + last.statusCode() + " " + last.bodyAsString());
+  }
+}

@@ -1,0 +1,59 @@
+package io.meshplane.testing;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpRequest;
+import io.vertx.ext.web.client.HttpResponse;
+import io.vertx.ext.web.client.WebClient;
+import io.vertx.ext.web.client.WebClientOptions;
+import java.util.concurrent.TimeUnit;
+
+/** A real HTTP client for tests: requests go over loopback to a replica's actual port. */
+public final class Http implements AutoCloseable {
+  private final Vertx vertx = Vertx.vertx();
+  private final WebClient client = WebClient.create(vertx, new WebClientOptions().setDefaultHost("127.0.0.1").setKeepAlive(true));
+
+  public HttpRequest<Buffer> request(HttpMethod method, int port, String path) {
+    return client.request(method, port, "127.0.0.1", path);
+  }
+
+  public HttpResponse<Buffer> send(HttpRequest<Buffer> request) {
+    return await(request.send());
+  }
+
+  public HttpResponse<Buffer> get(int port, String path) {
+    return send(request(HttpMethod.GET, port, path));
+  }
+
+  public HttpResponse<Buffer> get(int port, String path, String bearer) {
+    return send(request(HttpMethod.GET, port, path).bearerTokenAuthentication(bearer));
+  }
+
+  public HttpResponse<Buffer> send(HttpMethod method, int port, String path, String bearer, JsonObject body) {
+    HttpRequest<Buffer> r = request(method, port, path);
+    if (bearer != null) r.bearerTokenAuthentication(bearer);
+    return body == null ? await(r.send()) : await(r.sendJsonObject(body));
+  }
+
+  public HttpResponse<Buffer> sendRaw(HttpMethod method, int port, String path, String contentType, Buffer body) {
+    HttpRequest<Buffer> r = request(method, port, path);
+    if (contentType != null) r.putHeader("Content-Type", contentType);
+    return await(r.sendBuffer(body));
+  }
+
+  private static <T> T await(io.vertx.core.Future<T> f) {
+    try {
+      return f.await(20, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new AssertionError("no HTTP answer within 20 s", e);
+    }
+  }
+
+  @Override
+  public void close() {
+    client.close();
+    vertx.close();
+  }
+}
