@@ -19,7 +19,7 @@ import picocli.CommandLine.Option;
 /** The command line: {@code run}, {@code migrate}, and the bootstrap commands. */
 @Command(name = "meshplane", mixinStandardHelpOptions = true, version = "meshplane 0.1.0",
     description = "Control plane of a private overlay network.",
-    subcommands = {Main.Run.class, Main.Migrate.class})
+    subcommands = {Main.Run.class, Main.Migrate.class, Main.Token.class})
 public final class Main {
   static final Logger LOG = LoggerFactory.getLogger(Main.class);
   /** Exit code for a configuration the process refuses to start with. */
@@ -84,6 +84,57 @@ public final class Main {
       MeshConfig config = configOptions.load();
       Meshplane app = Meshplane.start(config, components);
       Runtime.getRuntime().addShutdownHook(new Thread(app::close, "meshplane-shutdown"));
+      return 0;
+    }
+  }
+
+  @Command(name = "token", mixinStandardHelpOptions = true, description = "Manage tokens from the command line.",
+      subcommands = {TokenCreate.class})
+  static final class Token {}
+
+  @Command(name = "create", mixinStandardHelpOptions = true,
+      description = "Create a token straight in the database and print it (and nothing else) on stdout.")
+  static final class TokenCreate implements Callable<Integer> {
+    @CommandLine.Mixin ConfigOptions configOptions = new ConfigOptions();
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--name", required = true, description = "label, 1-64 printable characters") String name;
+    @Option(names = "--team", required = true, description = "team slug or '*'") String team;
+    @Option(names = "--environment", required = true, description = "environment slug or '*'") String environment;
+    @Option(names = "--surface", required = true, description = "admin, operator, enrollment, pipeline or monitoring") String surface;
+    @Option(names = "--expires", required = true, description = "a duration from now (30d, 12h) or an ISO 8601 timestamp") String expires;
+
+    @Override
+    public Integer call() {
+      io.meshplane.http.Fields f = new io.meshplane.http.Fields();
+      io.vertx.core.json.JsonObject in = new io.vertx.core.json.JsonObject()
+          .put("name", name).put("team", team).put("environment", environment);
+      f.label(in, "name", "--name", 64);
+      f.slugOrStar(in, "team", "--team");
+      f.slugOrStar(in, "environment", "--environment");
+      io.meshplane.auth.Surface s = io.meshplane.auth.Surface.parse(surface);
+      if (s == null || s == io.meshplane.auth.Surface.AGENT) f.error("--surface", "must be admin, operator, enrollment, pipeline or monitoring");
+      java.time.Instant until;
+      try {
+        until = java.time.Instant.now().plus(io.meshplane.app.Durations.parse(expires));
+      } catch (IllegalArgumentException notADuration) {
+        until = f.parseTimestamp(expires, "--expires");
+      }
+      if (!f.ok()) {
+        try {
+          f.check();
+        } catch (io.meshplane.http.ApiError e) {
+          throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+      }
+      MeshConfig config = configOptions.load();
+      String jwt;
+      try {
+        jwt = io.meshplane.auth.TokenBootstrap.create(config, name, new io.meshplane.auth.Scope(team, environment, s), until);
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+      }
+      System.out.println(jwt);
       return 0;
     }
   }

@@ -39,6 +39,14 @@ public final class Database implements AutoCloseable {
 
   /** Resolves the configured database; starts the embedded one when {@code postgres.url} is {@code embedded}. Blocking. */
   public static Database open(MeshConfig config) {
+    return open(config, false);
+  }
+
+  /**
+   * @param attach for command-line tools: when the embedded PostgreSQL is already running (a service owns
+   *     it), connect to it instead of refusing
+   */
+  public static Database open(MeshConfig config, boolean attach) {
     if (!config.embeddedPostgres()) {
       PgConnectOptions opts;
       try {
@@ -50,6 +58,17 @@ public final class Database implements AutoCloseable {
       String jdbc = "jdbc:postgresql://" + opts.getHost() + ":" + opts.getPort() + "/" + opts.getDatabase()
           + (query == null ? "" : "?" + query);
       return new Database(tune(opts), jdbc, null);
+    }
+    Integer runningPort = runningEmbeddedPort(config.postgresEmbeddedDir());
+    if (runningPort != null) {
+      if (!attach) {
+        throw new IllegalStateException("the embedded PostgreSQL in " + config.postgresEmbeddedDir()
+            + " is already running (another meshplane process owns it); stop that process first");
+      }
+      LOG.info("attaching to the running embedded PostgreSQL on 127.0.0.1:{}", runningPort);
+      PgConnectOptions opts = new PgConnectOptions()
+          .setHost("127.0.0.1").setPort(runningPort).setDatabase("postgres").setUser("postgres");
+      return new Database(tune(opts), "jdbc:postgresql://127.0.0.1:" + runningPort + "/postgres", null);
     }
     try {
       Files.createDirectories(config.postgresEmbeddedDir());
@@ -68,6 +87,21 @@ public final class Database implements AutoCloseable {
       return new Database(tune(opts), "jdbc:postgresql://127.0.0.1:" + pg.getPort() + "/postgres", pg);
     } catch (IOException e) {
       throw new IllegalStateException("the embedded PostgreSQL did not start: " + e.getMessage(), e);
+    }
+  }
+
+  /** The port of a live PostgreSQL owning {@code dir} (from its postmaster.pid), or null. */
+  private static Integer runningEmbeddedPort(java.nio.file.Path dir) {
+    java.nio.file.Path pidFile = dir.resolve("postmaster.pid");
+    try {
+      if (!Files.exists(pidFile)) return null;
+      java.util.List<String> lines = Files.readAllLines(pidFile);
+      if (lines.size() < 4) return null;
+      long pid = Long.parseLong(lines.get(0).trim());
+      if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) return Integer.parseInt(lines.get(3).trim());
+      return null;
+    } catch (IOException | NumberFormatException e) {
+      return null;
     }
   }
 

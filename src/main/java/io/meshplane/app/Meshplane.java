@@ -1,6 +1,19 @@
 package io.meshplane.app;
 
 import com.hazelcast.core.HazelcastInstance;
+import io.meshplane.audit.AuditLog;
+import io.meshplane.audit.AuditRoutes;
+import io.meshplane.auth.Denylist;
+import io.meshplane.auth.Jwts;
+import io.meshplane.auth.SecuredRoutes;
+import io.meshplane.auth.SigningKeys;
+import io.meshplane.auth.TokenIssuer;
+import io.meshplane.auth.TokenRecord;
+import io.meshplane.auth.TokenRepository;
+import io.meshplane.auth.TokenRoutes;
+import io.meshplane.auth.TokenService;
+import io.meshplane.auth.TokenUsage;
+import io.meshplane.auth.TokenVerifier;
 import io.meshplane.http.HttpVerticle;
 import io.meshplane.http.Routers;
 import io.meshplane.observe.HazelcastMetrics;
@@ -16,9 +29,11 @@ import io.vertx.sqlclient.Pool;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,6 +46,7 @@ import org.slf4j.LoggerFactory;
 public final class Meshplane implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Meshplane.class);
   private static final Duration START_TIMEOUT = Duration.ofMinutes(2);
+  private static final Duration TOKEN_USAGE_FLUSH = Duration.ofSeconds(5);
 
   private final MeshConfig config;
   private final Database database;
@@ -40,6 +56,7 @@ public final class Meshplane implements AutoCloseable {
   private final AtomicInteger panelPort = new AtomicInteger();
   private final AtomicBoolean deployed = new AtomicBoolean();
   private final AtomicBoolean closing = new AtomicBoolean();
+  private final AtomicReference<SecuredRoutes> coordinatorApi = new AtomicReference<>();
   private final String installationId;
 
   private Meshplane(MeshConfig config, Database database, Vertx vertx, Services services, String installationId) {
@@ -71,7 +88,20 @@ public final class Meshplane implements AutoCloseable {
 
       Pool pool = database.pool(vertx, config.postgresPoolSize());
       Readiness readiness = new Readiness(vertx);
-      Services services = new Services(config, vertx, hz, pool, observability, readiness);
+
+      SigningKeys keys = SigningKeys.loadOrCreate(config.keysDir());
+      Jwts jwts = new Jwts(vertx, keys, config);
+      TokenRepository tokenRepository = new TokenRepository(pool);
+      Denylist denylist = new Denylist(vertx, hz);
+      int denied = loadDenylist(tokenRepository, denylist);
+      LOG.info("token denylist: {} revoked or retired tokens loaded from PostgreSQL", denied);
+      TokenUsage usage = new TokenUsage(pool);
+      TokenVerifier verifier = new TokenVerifier(jwts, denylist, usage, observability.mesh());
+      TokenIssuer issuer = new TokenIssuer(jwts, tokenRepository, keys);
+      AuditLog audit = new AuditLog(pool);
+      TokenService tokens = new TokenService(pool, tokenRepository, issuer, denylist, usage, audit, config.tokensMaxLifetime());
+
+      Services services = new Services(config, vertx, hz, pool, observability, readiness, verifier, issuer, tokens, usage, audit);
       Meshplane app = new Meshplane(config, database, vertx, services, installationId);
       readiness
           .registerAsync("postgres", () -> pool.query("SELECT 1").execute(), "PostgreSQL does not answer")
@@ -79,6 +109,7 @@ public final class Meshplane implements AutoCloseable {
               && hz.getCluster().getMembers().contains(hz.getCluster().getLocalMember()) ? null : "not a member of the cluster")
           .registerLocal("deployment", app::deploymentState);
       app.deploy(components);
+      vertx.setPeriodic(TOKEN_USAGE_FLUSH.toMillis(), id -> usage.flush());
       return app;
     } catch (RuntimeException e) {
       if (vertx != null) {
@@ -91,6 +122,21 @@ public final class Meshplane implements AutoCloseable {
       database.close();
       throw e;
     }
+  }
+
+  /**
+   * Revoked and retired tokens from PostgreSQL into the replicated denylist: the map does not survive a
+   * restart of the whole cluster, and a member that just joined may not have received it yet.
+   */
+  private static int loadDenylist(TokenRepository repository, Denylist denylist) {
+    List<TokenRecord> rows = Blocking.await(repository.deniedTokens(), START_TIMEOUT, "loading the token denylist");
+    for (TokenRecord t : rows) {
+      Denylist.Entry e = t.revokedAt() != null
+          ? new Denylist.Entry(true, t.revokedAt().toEpochMilli())
+          : new Denylist.Entry(false, t.retireAt().toEpochMilli());
+      denylist.putNow(t.id(), e, t.expiresAt());
+    }
+    return rows.size();
   }
 
   private static String readInstallationId(Database database) {
@@ -133,7 +179,17 @@ public final class Meshplane implements AutoCloseable {
   }
 
   private Router coordinatorRoutes(Vertx v) {
-    return Routers.base(v, services.observability(), services.readiness());
+    Router router = Routers.base(v, services.observability(), services.readiness());
+    SecuredRoutes api = new SecuredRoutes(router, services.verifier(), services.audit());
+    TokenRoutes.mount(api, services.tokens(), services.verifier());
+    AuditRoutes.mount(api, services.pool());
+    coordinatorApi.compareAndSet(null, api);
+    return router;
+  }
+
+  /** The routes of the coordinator API as declared (method, path, permission), for tests and docs. */
+  public List<SecuredRoutes.Declared> declaredRoutes() {
+    return coordinatorApi.get() == null ? List.of() : coordinatorApi.get().declared();
   }
 
   private Router panelRoutes(Vertx v) {
@@ -170,6 +226,11 @@ public final class Meshplane implements AutoCloseable {
   public void close() {
     if (!closing.compareAndSet(false, true)) return;
     LOG.info("shutting down: draining in-flight requests (up to {}), leaving the cluster", Durations.format(config.shutdownGrace()));
+    try {
+      Blocking.await(services.tokenUsage().flush(), Duration.ofSeconds(3), "flushing token last-use times");
+    } catch (RuntimeException e) {
+      LOG.warn("token last-use times not flushed: {}", e.getMessage());
+    }
     try {
       Blocking.await(vertx.close(), config.shutdownGrace().plusSeconds(10), "closing Vert.x");
     } catch (RuntimeException e) {

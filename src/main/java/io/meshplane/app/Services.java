@@ -1,6 +1,11 @@
 package io.meshplane.app;
 
 import com.hazelcast.core.HazelcastInstance;
+import io.meshplane.audit.AuditLog;
+import io.meshplane.auth.TokenIssuer;
+import io.meshplane.auth.TokenService;
+import io.meshplane.auth.TokenUsage;
+import io.meshplane.auth.TokenVerifier;
 import io.meshplane.observe.Observability;
 import io.meshplane.observe.Readiness;
 import io.vertx.core.Vertx;
@@ -16,4 +21,9 @@ public record Services(
     HazelcastInstance hazelcast,
     Pool pool,
     Observability observability,
-    Readiness readiness) {}
+    Readiness readiness,
+    TokenVerifier verifier,
+    TokenIssuer issuer,
+    TokenService tokens,
+    TokenUsage tokenUsage,
+    AuditLog audit) {}

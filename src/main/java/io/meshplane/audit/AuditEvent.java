@@ -1,0 +1,43 @@
+package io.meshplane.audit;
+
+import io.meshplane.http.Times;
+import io.vertx.core.json.JsonObject;
+import java.time.Instant;
+
+/**
+ * One entry of the audit trail (SPEC §6). {@code team}/{@code environment} place the event inside a
+ * scope (the target's, or for a denied attempt the actor's) so audit readers see only their own.
+ */
+public record AuditEvent(
+    String id,
+    Instant at,
+    String actorType,
+    String actorId,
+    String actorName,
+    String action,
+    String targetType,
+    String targetId,
+    String outcome,
+    String requestId,
+    String sourceIp,
+    String team,
+    String environment) {
+
+  public static final String SUCCESS = "success";
+  public static final String DENIED = "denied";
+  public static final String FAILED = "failed";
+
+  public JsonObject toJson() {
+    return new JsonObject()
+        .put("id", id)
+        .put("at", Times.format(at))
+        .put("actor", new JsonObject().put("type", actorType).put("id", actorId).put("name", actorName))
+        .put("action", action)
+        .put("target", targetType == null ? null : new JsonObject().put("type", targetType).put("id", targetId))
+        .put("outcome", outcome)
+        .put("request_id", requestId)
+        .put("source_ip", sourceIp)
+        .put("team", team)
+        .put("environment", environment);
+  }
+}

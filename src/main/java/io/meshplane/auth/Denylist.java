@@ -1,0 +1,60 @@
+package io.meshplane.auth;
+
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.replicatedmap.ReplicatedMap;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.time.Instant;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Tokens that must stop working before their {@code exp}: revoked ones, and old tokens retired by a
+ * rotation. A Hazelcast ReplicatedMap: every member holds a full copy, so the check on each request is
+ * a local memory read (no I/O), and a change made on one replica reaches the others within milliseconds.
+ * Entries live until the token's own expiry (TTL), after which {@code exp} alone rejects it. Because the
+ * map does not survive a full-cluster restart, every replica also loads the denied tokens from
+ * PostgreSQL when it starts (see {@link TokenRepository#deniedTokens}).
+ */
+public final class Denylist {
+  public static final String MAP = "meshplane.tokens.denied";
+
+  /** Why a token stops working, and from when. */
+  public record Entry(boolean revoked, long notAfterMillis) {
+    String encode() {
+      return (revoked ? "revoked:" : "retired:") + notAfterMillis;
+    }
+
+    static Entry decode(String s) {
+      int colon = s.indexOf(':');
+      return new Entry(s.startsWith("revoked"), Long.parseLong(s.substring(colon + 1)));
+    }
+  }
+
+  private final Vertx vertx;
+  private final ReplicatedMap<String, String> map;
+
+  public Denylist(Vertx vertx, HazelcastInstance hz) {
+    this.vertx = vertx;
+    this.map = hz.getReplicatedMap(MAP);
+  }
+
+  /** Local read; null when the token is not denied. */
+  public Entry lookup(String tokenId) {
+    String v = map.get(tokenId);
+    return v == null ? null : Entry.decode(v);
+  }
+
+  /** Records a denial until the token's own expiry. The put may cross the network: done off the event loop. */
+  public Future<Void> deny(String tokenId, Entry entry, Instant tokenExpires) {
+    return vertx.executeBlocking(() -> {
+      putNow(tokenId, entry, tokenExpires);
+      return null;
+    }, false);
+  }
+
+  /** Blocking variant for start-up loading. */
+  public void putNow(String tokenId, Entry entry, Instant tokenExpires) {
+    long ttl = Math.max(1000, tokenExpires.toEpochMilli() - System.currentTimeMillis() + 60_000);
+    map.put(tokenId, entry.encode(), ttl, TimeUnit.MILLISECONDS);
+  }
+}

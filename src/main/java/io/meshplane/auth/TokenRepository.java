@@ -1,0 +1,93 @@
+package io.meshplane.auth;
+
+import io.meshplane.http.Page;
+import io.vertx.core.Future;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlClient;
+import io.vertx.sqlclient.Tuple;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+
+/** The SQL of tokens. Every read is filtered by the caller's scope: what is outside does not exist. */
+public final class TokenRepository {
+  private static final String COLUMNS = "id, name, team, environment, surface, node_id, key_id, expires_at, created_at, "
+      + "created_by, revoked_at, retire_at, rotated_to, last_used_at";
+  /** $1 team, $2 environment of the caller ('*' = all). */
+  private static final String IN_SCOPE = "($1 = '*' OR team = $1) AND ($2 = '*' OR environment = $2)";
+
+  private final Pool pool;
+
+  public TokenRepository(Pool pool) {
+    this.pool = pool;
+  }
+
+  public Future<Void> insert(SqlClient client, TokenRecord t) {
+    return client.preparedQuery("INSERT INTO tokens (" + COLUMNS + ") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)")
+        .execute(Tuple.from(new Object[] {t.id(), t.name(), t.scope().team(), t.scope().environment(), t.scope().surface().wire,
+            t.nodeId(), t.keyId(), odt(t.expiresAt()), odt(t.createdAt()), t.createdBy(), odt(t.revokedAt()), odt(t.retireAt()),
+            t.rotatedTo(), odt(t.lastUsedAt())}))
+        .mapEmpty();
+  }
+
+  /** One non-agent token inside the scope, or null. {@code forUpdate} locks it for the transaction. */
+  public Future<TokenRecord> find(SqlClient client, Scope caller, String id, boolean forUpdate) {
+    return client.preparedQuery("SELECT " + COLUMNS + " FROM tokens WHERE " + IN_SCOPE + " AND id = $3 AND surface <> 'agent'"
+            + (forUpdate ? " FOR UPDATE" : ""))
+        .execute(Tuple.of(caller.team(), caller.environment(), id))
+        .map(rows -> rows.size() == 0 ? null : map(rows.iterator().next()));
+  }
+
+  public Future<List<TokenRecord>> list(Scope caller, boolean includeRevoked, Page page) {
+    String sql = "SELECT " + COLUMNS + " FROM tokens WHERE " + IN_SCOPE + " AND surface <> 'agent'"
+        + (includeRevoked ? "" : " AND revoked_at IS NULL")
+        + " AND ($3::text IS NULL OR id > $3) ORDER BY id LIMIT $4";
+    return pool.preparedQuery(sql).execute(Tuple.of(caller.team(), caller.environment(), page.afterPart(0), page.fetch()))
+        .map(rows -> {
+          List<TokenRecord> out = new ArrayList<>();
+          for (Row r : rows) out.add(map(r));
+          return out;
+        });
+  }
+
+  public Future<Void> revoke(SqlClient client, String id, Instant at) {
+    return client.preparedQuery("UPDATE tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
+        .execute(Tuple.of(id, odt(at))).mapEmpty();
+  }
+
+  public Future<Void> retire(SqlClient client, String id, Instant retireAt, String rotatedTo) {
+    return client.preparedQuery("UPDATE tokens SET retire_at = $2, rotated_to = $3 WHERE id = $1")
+        .execute(Tuple.of(id, odt(retireAt), rotatedTo)).mapEmpty();
+  }
+
+  /** The tokens that must be refused before their expiry (revoked or retired), for the start-up denylist load. */
+  public Future<List<TokenRecord>> deniedTokens() {
+    return pool.preparedQuery("SELECT " + COLUMNS + " FROM tokens WHERE (revoked_at IS NOT NULL OR retire_at IS NOT NULL) AND expires_at > now()")
+        .execute()
+        .map(rows -> {
+          List<TokenRecord> out = new ArrayList<>();
+          for (Row r : rows) out.add(map(r));
+          return out;
+        });
+  }
+
+  static OffsetDateTime odt(Instant i) {
+    return i == null ? null : i.atOffset(ZoneOffset.UTC);
+  }
+
+  private static Instant instant(Row r, String col) {
+    OffsetDateTime t = r.getOffsetDateTime(col);
+    return t == null ? null : t.toInstant();
+  }
+
+  private static TokenRecord map(Row r) {
+    return new TokenRecord(r.getString("id"), r.getString("name"),
+        new Scope(r.getString("team"), r.getString("environment"), Surface.parse(r.getString("surface"))),
+        r.getString("node_id"), r.getString("key_id"), instant(r, "expires_at"), instant(r, "created_at"),
+        r.getString("created_by"), instant(r, "revoked_at"), instant(r, "retire_at"), r.getString("rotated_to"),
+        instant(r, "last_used_at"));
+  }
+}

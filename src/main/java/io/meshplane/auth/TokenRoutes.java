@@ -1,0 +1,97 @@
+package io.meshplane.auth;
+
+import static io.vertx.core.http.HttpMethod.DELETE;
+import static io.vertx.core.http.HttpMethod.GET;
+import static io.vertx.core.http.HttpMethod.POST;
+
+import io.meshplane.http.ApiError;
+import io.meshplane.http.Ids;
+import io.meshplane.http.JsonBodies;
+import io.meshplane.http.Page;
+import io.meshplane.http.Responses;
+import io.meshplane.http.Times;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import java.time.Instant;
+
+/** {@code /v1/auth}: the token endpoints of SPEC §3. */
+public final class TokenRoutes {
+  private TokenRoutes() {}
+
+  public static void mount(SecuredRoutes api, TokenService tokens, TokenVerifier verifier) {
+    api.route(POST, "/v1/auth/tokens", Permission.TOKENS_WRITE, "token.create", null, (ctx, caller) ->
+        tokens.create(ctx, caller, JsonBodies.required(ctx)).map(issued -> {
+          ctx.response().putHeader("Location", "/v1/auth/tokens/" + issued.record().id());
+          Responses.json(ctx, 201, created(issued));
+          return null;
+        }));
+
+    api.route(GET, "/v1/auth/tokens", Permission.TOKENS_READ, "token.list", null, (ctx, caller) -> {
+      Page page = Page.from(ctx);
+      boolean includeRevoked = flag(ctx, "include_revoked");
+      return tokens.list(caller, includeRevoked, page).map(body -> {
+        Responses.ok(ctx, body);
+        return null;
+      });
+    });
+
+    api.route(GET, "/v1/auth/tokens/{id}", Permission.TOKENS_READ, "token.read", "token", (ctx, caller) ->
+        tokens.get(caller, tokenId(ctx)).map(t -> {
+          Responses.ok(ctx, t.toJson(tokens.lastUse(t)));
+          return null;
+        }));
+
+    api.route(DELETE, "/v1/auth/tokens/{id}", Permission.TOKENS_WRITE, "token.revoke", "token", (ctx, caller) ->
+        tokens.revoke(ctx, caller, tokenId(ctx)).map(v -> {
+          Responses.noContent(ctx);
+          return null;
+        }));
+
+    api.route(POST, "/v1/auth/tokens/{id}/rotate", Permission.TOKENS_WRITE, "token.rotate", "token", (ctx, caller) ->
+        tokens.rotate(ctx, caller, tokenId(ctx), JsonBodies.required(ctx)).map(r -> {
+          ctx.response().putHeader("Location", "/v1/auth/tokens/" + r.issued().record().id());
+          Responses.json(ctx, 201, created(r.issued()).put("old", new JsonObject()
+              .put("id", r.old().id()).put("expires", Times.format(r.old().effectiveExpiry()))));
+          return null;
+        }));
+
+    api.anyValidToken(GET, "/v1/auth/whoami", "token.whoami", (ctx, caller) -> {
+      Responses.ok(ctx, new JsonObject()
+          .put("token_id", caller.tokenId())
+          .put("name", caller.name())
+          .put("scope", caller.scope().toJson())
+          .put("permissions", new JsonArray(caller.permissionNames().stream().toList()))
+          .put("expires", Times.format(Instant.ofEpochMilli(verifier.effectiveExpiry(caller))))
+          .put("node_id", caller.nodeId()));
+      return Future.succeededFuture();
+    });
+  }
+
+  private static JsonObject created(TokenIssuer.Issued issued) {
+    TokenRecord t = issued.record();
+    return new JsonObject()
+        .put("id", t.id())
+        .put("name", t.name())
+        .put("scope", t.scope().toJson())
+        .put("expires", Times.format(t.expiresAt()))
+        .put("created_at", Times.format(t.createdAt()))
+        .put("created_by", t.createdBy())
+        .put("token", issued.jwt());
+  }
+
+  /** A token id from the path; one that cannot be an id is simply not found. */
+  private static String tokenId(RoutingContext ctx) {
+    String id = ctx.pathParam("id");
+    if (!Ids.looksLike("tok", id)) throw ApiError.notFound("no token " + id);
+    return id;
+  }
+
+  static boolean flag(RoutingContext ctx, String name) {
+    String v = ctx.request().getParam(name);
+    if (v == null || v.equals("false")) return false;
+    if (v.equals("true")) return true;
+    throw ApiError.invalid(name, "must be true or false");
+  }
+}

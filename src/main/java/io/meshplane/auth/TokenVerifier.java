@@ -1,0 +1,178 @@
+package io.meshplane.auth;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import io.meshplane.http.ApiError;
+import io.meshplane.http.Fields;
+import io.meshplane.http.Ids;
+import io.meshplane.observe.MeshMetrics;
+import io.micrometer.core.instrument.Counter;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Turns an {@code Authorization} header into a {@link Principal}, or a 401 with the right code.
+ *
+ * <p>Hot path: a token seen before is found in a bounded cache (entries expire with the token), so the
+ * ECDSA check runs once per token, not once per request. Every request still checks the expiry and the
+ * cluster-wide {@link Denylist} (a local memory read). No I/O per request.
+ */
+public final class TokenVerifier {
+  private static final int MAX_TOKEN_LENGTH = 4096;
+  private static final long LEEWAY_SECONDS = 5;
+
+  private final Jwts jwts;
+  private final Denylist denylist;
+  private final TokenUsage usage;
+  private final Cache<String, Principal> cache;
+  private final Map<String, Counter> failures = new HashMap<>();
+
+  public TokenVerifier(Jwts jwts, Denylist denylist, TokenUsage usage, MeshMetrics metrics) {
+    this.jwts = jwts;
+    this.denylist = denylist;
+    this.usage = usage;
+    this.cache = Caffeine.newBuilder()
+        .maximumSize(200_000)
+        .executor(Runnable::run)
+        .expireAfter(new Expiry<String, Principal>() {
+          @Override
+          public long expireAfterCreate(String key, Principal p, long currentTime) {
+            return Math.max(0, p.expiresAtMillis() - System.currentTimeMillis()) * 1_000_000L;
+          }
+
+          @Override
+          public long expireAfterUpdate(String key, Principal p, long currentTime, long currentDuration) {
+            return currentDuration;
+          }
+
+          @Override
+          public long expireAfterRead(String key, Principal p, long currentTime, long currentDuration) {
+            return currentDuration;
+          }
+        })
+        .build();
+    for (String reason : new String[] {"missing", "malformed", "bad_algorithm", "unknown_key", "bad_signature",
+        "wrong_issuer", "wrong_audience", "invalid_claims", "not_yet_valid", "expired", "revoked"}) {
+      failures.put(reason, metrics.authFailure(reason));
+    }
+  }
+
+  /** Verifies a request's {@code Authorization} header value. */
+  public Future<Principal> verifyHeader(String authorization) {
+    if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
+      return fail("missing", ApiError.unauthenticated("an Authorization: Bearer <token> header is required"));
+    }
+    return verify(authorization.substring(7).trim());
+  }
+
+  public Future<Principal> verify(String jwt) {
+    Principal cached = cache.getIfPresent(jwt);
+    if (cached != null) return admit(cached, jwt);
+    if (jwt.isEmpty() || jwt.length() > MAX_TOKEN_LENGTH) return fail("malformed", ApiError.unauthenticated("the bearer token is not a JWT"));
+    String[] parts = jwt.split("\\.", -1);
+    if (parts.length != 3) return fail("malformed", ApiError.unauthenticated("the bearer token is not a JWT"));
+    JsonObject header;
+    try {
+      header = new JsonObject(new String(Base64.getUrlDecoder().decode(parts[0]), StandardCharsets.UTF_8));
+    } catch (RuntimeException e) {
+      return fail("malformed", ApiError.unauthenticated("the bearer token is not a JWT"));
+    }
+    // Pin the algorithm before anything else: no "none", no HMAC keyed with a public key.
+    if (!Jwts.ALGORITHM.equals(header.getValue("alg"))) {
+      return fail("bad_algorithm", ApiError.unauthenticated("the token's algorithm is not accepted"));
+    }
+    Object kid = header.getValue("kid");
+    if (!(kid instanceof String k) || !jwts.knowsKid(k)) {
+      return fail("unknown_key", ApiError.unauthenticated("the token was not signed by a key of this mesh"));
+    }
+    return jwts.verifySignature(jwt)
+        .recover(t -> fail("bad_signature", ApiError.unauthenticated("the token's signature is not valid")))
+        .compose(claims -> {
+          Principal p;
+          try {
+            p = fromClaims(claims);
+          } catch (ApiError e) {
+            return Future.failedFuture(e);
+          }
+          cache.put(jwt, p);
+          return admit(p, jwt);
+        });
+  }
+
+  private Principal fromClaims(JsonObject c) {
+    if (!jwts.issuer().equals(c.getValue("iss"))) throw failNow("wrong_issuer", ApiError.unauthenticated("the token was issued for another mesh"));
+    Object aud = c.getValue("aud");
+    boolean audOk = jwts.audience().equals(aud) || (aud instanceof JsonArray a && a.contains(jwts.audience()));
+    if (!audOk) throw failNow("wrong_audience", ApiError.unauthenticated("the token is not meant for this API"));
+    long nowSec = System.currentTimeMillis() / 1000;
+    if (!(c.getValue("exp") instanceof Number exp)) throw failNow("invalid_claims", ApiError.unauthenticated("the token has no expiry"));
+    if (c.getValue("nbf") instanceof Number nbf && nbf.longValue() > nowSec + LEEWAY_SECONDS) {
+      throw failNow("not_yet_valid", ApiError.unauthenticated("the token is not valid yet"));
+    }
+    String jti = c.getValue("jti") instanceof String s ? s : null;
+    String team = c.getValue("team") instanceof String s ? s : null;
+    String env = c.getValue("env") instanceof String s ? s : null;
+    Surface surface = c.getValue("srf") instanceof String s ? Surface.parse(s) : null;
+    String name = c.getValue("name") instanceof String s ? s : "";
+    String sub = c.getValue("sub") instanceof String s ? s : null;
+    if (!Ids.looksLike("tok", jti) || surface == null || !validScopePart(team) || !validScopePart(env)) {
+      throw failNow("invalid_claims", ApiError.unauthenticated("the token's claims are not valid"));
+    }
+    String nodeId = surface == Surface.AGENT ? sub : null;
+    if (surface == Surface.AGENT && !Ids.looksLike("nd", nodeId)) {
+      throw failNow("invalid_claims", ApiError.unauthenticated("the token's claims are not valid"));
+    }
+    return new Principal(jti, name, new Scope(team, env, surface), exp.longValue() * 1000, nodeId);
+  }
+
+  private static boolean validScopePart(String s) {
+    return Scope.ALL.equals(s) || Fields.isSlug(s);
+  }
+
+  /** The checks every request makes, cached or not: expiry and the cluster-wide denylist. */
+  private Future<Principal> admit(Principal p, String jwt) {
+    long now = System.currentTimeMillis();
+    if (now >= p.expiresAtMillis()) {
+      cache.invalidate(jwt);
+      return fail("expired", new ApiError(401, "token_expired", "the token has expired"));
+    }
+    Denylist.Entry denied = denylist.lookup(p.tokenId());
+    if (denied != null) {
+      if (denied.revoked()) return fail("revoked", new ApiError(401, "token_revoked", "the token has been revoked"));
+      if (now >= denied.notAfterMillis()) return fail("expired", new ApiError(401, "token_expired", "the token was retired by a rotation"));
+    }
+    usage.touch(p.tokenId(), now);
+    return Future.succeededFuture(p);
+  }
+
+  /** The effective expiry: the token's own, or earlier when a rotation retires it. */
+  public long effectiveExpiry(Principal p) {
+    Denylist.Entry d = denylist.lookup(p.tokenId());
+    return d == null ? p.expiresAtMillis() : Math.min(p.expiresAtMillis(), d.notAfterMillis());
+  }
+
+  /**
+   * The principal of a token whose signature is valid but that is expired or revoked, for auditing
+   * the attempt; null when the token cannot be attributed to anyone.
+   */
+  public Principal attributable(String authorization) {
+    if (authorization == null || authorization.length() < 8) return null;
+    return cache.getIfPresent(authorization.substring(7).trim());
+  }
+
+  private <T> Future<T> fail(String reason, ApiError error) {
+    failures.get(reason).increment();
+    return Future.failedFuture(error);
+  }
+
+  private ApiError failNow(String reason, ApiError error) {
+    failures.get(reason).increment();
+    return error;
+  }
+}
