@@ -57,6 +57,7 @@ public final class Meshplane implements AutoCloseable {
   private final AtomicBoolean deployed = new AtomicBoolean();
   private final AtomicBoolean closing = new AtomicBoolean();
   private final AtomicReference<SecuredRoutes> coordinatorApi = new AtomicReference<>();
+  private final AtomicReference<Router> coordinatorRouter = new AtomicReference<>();
   private final String installationId;
 
   private Meshplane(MeshConfig config, Database database, Vertx vertx, Services services, String installationId) {
@@ -184,7 +185,29 @@ public final class Meshplane implements AutoCloseable {
     TokenRoutes.mount(api, services.tokens(), services.verifier());
     AuditRoutes.mount(api, services.pool());
     coordinatorApi.compareAndSet(null, api);
+    coordinatorRouter.compareAndSet(null, router);
     return router;
+  }
+
+  /**
+   * Every route actually on the coordinator router under {@code /v1}, as "METHOD /path" (path
+   * parameters as {@code {name}}); must equal {@link #declaredRoutes()}: nothing unguarded.
+   */
+  public List<String> mountedApiRoutes() {
+    Router router = coordinatorRouter.get();
+    if (router == null) return List.of();
+    List<String> out = new java.util.ArrayList<>();
+    for (io.vertx.ext.web.Route r : router.getRoutes()) {
+      String path = r.getPath();
+      if (path == null || !path.startsWith("/v1")) {
+        if (r.getName() != null && r.getName().startsWith("/v1")) path = r.getName();
+        else continue;
+      }
+      String contract = path.replaceAll(":([a-z_]+)", "{$1}");
+      if (r.methods() == null || r.methods().isEmpty()) out.add("* " + contract);
+      else for (io.vertx.core.http.HttpMethod m : r.methods()) out.add(m.name() + " " + contract);
+    }
+    return out;
   }
 
   /** The routes of the coordinator API as declared (method, path, permission), for tests and docs. */

@@ -68,8 +68,13 @@ public final class Jwts {
 
   /** Verifies the signature; completes with the claims. */
   Future<JsonObject> verifySignature(String jwt) {
-    // Vert.x keeps the decoded claims under attributes.accessToken (the principal holds the raw token)
-    return verifier.authenticate(new TokenCredentials(jwt)).map(user -> user.attributes().getJsonObject("accessToken"));
+    // Vert.x keeps the decoded claims under attributes.accessToken (the principal holds the raw token).
+    // It can throw instead of failing the future (e.g. on a null "exp"): both become a failed future.
+    try {
+      return verifier.authenticate(new TokenCredentials(jwt)).map(user -> user.attributes().getJsonObject("accessToken"));
+    } catch (RuntimeException e) {
+      return Future.failedFuture(e);
+    }
   }
 
   boolean knowsKid(String kid) {

@@ -62,7 +62,13 @@ public final class SecuredRoutes {
 
   private void guard(RoutingContext ctx, Declared d, ApiHandler handler) {
     String authorization = ctx.request().getHeader(HttpHeaders.AUTHORIZATION);
-    verifier.verifyHeader(authorization).onComplete(ar -> {
+    Future<Principal> verified;
+    try {
+      verified = verifier.verifyHeader(authorization);
+    } catch (RuntimeException e) {
+      verified = Future.failedFuture(e);
+    }
+    verified.onComplete(ar -> {
       if (ar.failed()) {
         if (ar.cause() instanceof ApiError e && "token_revoked".equals(e.code())) {
           Principal known = verifier.attributable(authorization);

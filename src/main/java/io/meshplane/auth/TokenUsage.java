@@ -23,6 +23,8 @@ public final class TokenUsage {
       WHERE t.id = u.id""";
 
   private final ConcurrentHashMap<String, Long> pending = new ConcurrentHashMap<>();
+  /** Uses being written right now: still reported by {@link #pendingUse} until the write has landed. */
+  private final ConcurrentHashMap<String, Long> inFlight = new ConcurrentHashMap<>();
   private final Pool pool;
 
   public TokenUsage(Pool pool) {
@@ -35,7 +37,8 @@ public final class TokenUsage {
 
   /** The unflushed last use of a token on this replica, or null. */
   public Long pendingUse(String tokenId) {
-    return pending.get(tokenId);
+    Long p = pending.get(tokenId);
+    return p != null ? p : inFlight.get(tokenId);
   }
 
   public Future<Void> flush() {
@@ -44,14 +47,19 @@ public final class TokenUsage {
     List<Long> times = new ArrayList<>();
     for (Map.Entry<String, Long> e : pending.entrySet()) {
       // remove only the value we write: a newer use arriving meanwhile stays for the next flush
+      inFlight.put(e.getKey(), e.getValue());
       if (pending.remove(e.getKey(), e.getValue())) {
         ids.add(e.getKey());
         times.add(e.getValue());
       }
     }
     if (ids.isEmpty()) return Future.succeededFuture();
-    return pool.preparedQuery(FLUSH_SQL).execute(Tuple.of(ids.toArray(new String[0]), times.toArray(new Long[0])))
+    Tuple args = Tuple.tuple().addArrayOfString(ids.toArray(new String[0])).addArrayOfLong(times.toArray(new Long[0]));
+    return pool.preparedQuery(FLUSH_SQL).execute(args)
         .<Void>mapEmpty()
+        .onComplete(ar -> {
+          for (int i = 0; i < ids.size(); i++) inFlight.remove(ids.get(i), times.get(i));
+        })
         .recover(t -> {
           // put them back (unless a newer use is already there) and try again next period
           for (int i = 0; i < ids.size(); i++) pending.merge(ids.get(i), times.get(i), Math::max);

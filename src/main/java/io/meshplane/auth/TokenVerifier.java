@@ -91,6 +91,19 @@ public final class TokenVerifier {
     if (!(kid instanceof String k) || !jwts.knowsKid(k)) {
       return fail("unknown_key", ApiError.unauthenticated("the token was not signed by a key of this mesh"));
     }
+    // Claims that must be numbers are checked before the library sees them (it trusts their types).
+    JsonObject payload;
+    try {
+      payload = new JsonObject(new String(Base64.getUrlDecoder().decode(parts[1]), StandardCharsets.UTF_8));
+    } catch (RuntimeException e) {
+      return fail("malformed", ApiError.unauthenticated("the bearer token is not a JWT"));
+    }
+    for (String claim : new String[] {"exp", "nbf", "iat"}) {
+      Object v = payload.getValue(claim);
+      if ((v == null && claim.equals("exp")) || (v != null && !(v instanceof Number))) {
+        return fail("invalid_claims", ApiError.unauthenticated("the token's claims are not valid"));
+      }
+    }
     return jwts.verifySignature(jwt)
         .recover(t -> fail("bad_signature", ApiError.unauthenticated("the token's signature is not valid")))
         .compose(claims -> {

@@ -1,0 +1,135 @@
+package io.meshplane.auth;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+
+import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Http;
+import io.meshplane.testing.TestDatabase;
+import io.meshplane.testing.TestReplicas;
+import io.meshplane.testing.Tokens;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * SPEC §3 as a table: every surface against every /v1 route that exists. A route added without a row
+ * here, or mounted without a declared permission, fails this test.
+ */
+@Timeout(180)
+class PermissionMatrixTest {
+  /** The contract's route → permission table; null = any valid token. */
+  static final Map<String, Permission> EXPECTED = new LinkedHashMap<>();
+
+  static {
+    EXPECTED.put("POST /v1/auth/tokens", Permission.TOKENS_WRITE);
+    EXPECTED.put("GET /v1/auth/tokens", Permission.TOKENS_READ);
+    EXPECTED.put("GET /v1/auth/tokens/{id}", Permission.TOKENS_READ);
+    EXPECTED.put("DELETE /v1/auth/tokens/{id}", Permission.TOKENS_WRITE);
+    EXPECTED.put("POST /v1/auth/tokens/{id}/rotate", Permission.TOKENS_WRITE);
+    EXPECTED.put("GET /v1/auth/whoami", null);
+    EXPECTED.put("GET /v1/audit", Permission.AUDIT_READ);
+  }
+
+  static TestDatabase db;
+  static TestReplicas replicas;
+  static Meshplane app;
+  static Http http;
+
+  @BeforeAll
+  static void start() {
+    db = TestDatabase.create();
+    replicas = new TestReplicas(1);
+    app = replicas.start(0, db.url());
+    http = new Http();
+  }
+
+  @AfterAll
+  static void stop() {
+    if (http != null) http.close();
+    if (replicas != null) replicas.close();
+    if (db != null) db.close();
+  }
+
+  @Test
+  void theSurfaceTableIsExactlySpecSection3() {
+    Map<Surface, Set<String>> spec = new EnumMap<>(Surface.class);
+    spec.put(Surface.ADMIN, Set.of("tokens:read", "tokens:write", "nodes:read", "nodes:enroll", "nodes:operate", "nodes:services",
+        "acl:read", "acl:write", "audit:read", "events:read"));
+    spec.put(Surface.OPERATOR, Set.of("nodes:read", "nodes:enroll", "nodes:operate", "nodes:services", "acl:read", "acl:write",
+        "audit:read", "events:read"));
+    spec.put(Surface.ENROLLMENT, Set.of("nodes:enroll"));
+    spec.put(Surface.PIPELINE, Set.of("nodes:read", "nodes:services"));
+    spec.put(Surface.MONITORING, Set.of("nodes:read", "acl:read", "audit:read", "events:read"));
+    spec.put(Surface.AGENT, Set.of("heartbeat"));
+    for (Surface s : Surface.values()) {
+      Set<String> actual = new TreeSet<>();
+      s.permissions().forEach(p -> actual.add(p.wire));
+      assertEquals(new TreeSet<>(spec.get(s)), actual, s.wire);
+    }
+  }
+
+  @Test
+  void everyMountedRouteIsDeclaredAndEveryDeclaredRouteHasAMatrixRow() {
+    Set<String> declared = new TreeSet<>();
+    for (SecuredRoutes.Declared d : app.declaredRoutes()) {
+      declared.add(d.method().name() + " " + d.path());
+      assertEquals(EXPECTED.get(d.method().name() + " " + d.path()), d.permission(), d.method() + " " + d.path());
+    }
+    assertEquals(new TreeSet<>(EXPECTED.keySet()), declared, "every declared route has exactly one row in the matrix");
+    assertEquals(declared, new TreeSet<>(app.mountedApiRoutes()), "nothing is mounted under /v1 without a guard");
+  }
+
+  @Test
+  void everyRouteRefusesARequestWithoutAToken() {
+    for (String route : EXPECTED.keySet()) {
+      HttpResponse<Buffer> r = call(route, null);
+      assertEquals(401, r.statusCode(), route);
+      assertEquals("unauthenticated", r.bodyAsJsonObject().getString("code"), route);
+    }
+  }
+
+  @Test
+  void everySurfaceIsAllowedOrForbiddenOnEveryRouteExactlyAsTheSpecSays() {
+    Map<Surface, String> tokens = new EnumMap<>(Surface.class);
+    for (Surface s : EnumSet.complementOf(EnumSet.of(Surface.AGENT))) {
+      tokens.put(s, Tokens.issue(app, "team-a", "prod", s).jwt());
+    }
+    tokens.put(Surface.AGENT, Tokens.issue(app, "agent", new Scope("team-a", "prod", Surface.AGENT),
+        "nd_01m8000000000000000000000a", Instant.now().plus(Duration.ofDays(1))).jwt());
+    List<String> mismatches = new ArrayList<>();
+    for (Map.Entry<String, Permission> row : EXPECTED.entrySet()) {
+      for (Surface s : Surface.values()) {
+        boolean allowed = row.getValue() == null || s.grants(row.getValue());
+        HttpResponse<Buffer> r = call(row.getKey(), tokens.get(s));
+        assertNotEquals(401, r.statusCode(), row.getKey() + " as " + s.wire + ": " + r.bodyAsString());
+        boolean forbidden = r.statusCode() == 403 && "forbidden".equals(r.bodyAsJsonObject().getString("code"));
+        if (allowed == forbidden) mismatches.add(s.wire + " " + row.getKey() + " -> " + r.statusCode());
+      }
+    }
+    assertEquals(List.of(), mismatches);
+  }
+
+  private HttpResponse<Buffer> call(String route, String token) {
+    String[] parts = route.split(" ", 2);
+    String path = parts[1].replace("{id}", "tok_01m8000000000000000000000z");
+    HttpMethod method = HttpMethod.valueOf(parts[0]);
+    JsonObject body = method == HttpMethod.POST ? new JsonObject() : null;
+    return http.send(method, app.coordinatorPort(), path, token, body);
+  }
+}

@@ -1,0 +1,107 @@
+package io.meshplane.auth;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Http;
+import io.meshplane.testing.TestDatabase;
+import io.meshplane.testing.TestReplicas;
+import io.meshplane.testing.Tokens;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Revocation and rotation across replicas: what one replica decides, every replica enforces within a second. */
+@Timeout(240)
+class RevocationClusterTest {
+  static TestDatabase db;
+  static TestReplicas replicas;
+  static Meshplane a;
+  static Meshplane b;
+  static Http http;
+  static String root;
+
+  @BeforeAll
+  static void start() {
+    db = TestDatabase.create();
+    replicas = new TestReplicas(3);
+    a = replicas.start(0, db.url());
+    b = replicas.start(1, db.url());
+    http = new Http();
+    root = Tokens.admin(a);
+  }
+
+  @AfterAll
+  static void stop() {
+    if (http != null) http.close();
+    if (replicas != null) replicas.close();
+    if (db != null) db.close();
+  }
+
+  static JsonObject create(Meshplane on, String name) {
+    JsonObject body = new JsonObject().put("name", name)
+        .put("scope", new JsonObject().put("team", "web").put("surface", "monitoring").put("environment", "prod"))
+        .put("expires", Instant.now().plus(Duration.ofDays(1)).toString());
+    HttpResponse<Buffer> r = http.send(HttpMethod.POST, on.coordinatorPort(), "/v1/auth/tokens", root, body);
+    assertEquals(201, r.statusCode(), r.bodyAsString());
+    return r.bodyAsJsonObject();
+  }
+
+  /** Milliseconds until {@code on} answers the token with {@code code}; fails after {@code limitMs}. */
+  static long millisUntil(Meshplane on, String token, String code, long limitMs) throws InterruptedException {
+    long t0 = System.nanoTime();
+    while (true) {
+      HttpResponse<Buffer> r = http.get(on.coordinatorPort(), "/v1/auth/whoami", token);
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      if (r.statusCode() == 401 && code.equals(r.bodyAsJsonObject().getString("code"))) return ms;
+      if (ms > limitMs) throw new AssertionError("still " + r.statusCode() + " after " + ms + " ms: " + r.bodyAsString());
+      Thread.sleep(20);
+    }
+  }
+
+  @Test
+  void aTokenRevokedOnOneReplicaIsRejectedByEveryReplicaWithinASecondIncludingOneStartedLater() throws Exception {
+    JsonObject t = create(a, "revoke-me");
+    String token = t.getString("token");
+    // both replicas have verified (and cached) it
+    assertEquals(200, http.get(a.coordinatorPort(), "/v1/auth/whoami", token).statusCode());
+    assertEquals(200, http.get(b.coordinatorPort(), "/v1/auth/whoami", token).statusCode());
+
+    assertEquals(204, http.send(HttpMethod.DELETE, a.coordinatorPort(), "/v1/auth/tokens/" + t.getString("id"), root, null).statusCode());
+    long onB = millisUntil(b, token, "token_revoked", 1000);
+    System.out.println("revocation visible on the other replica after " + onB + " ms");
+    assertEquals(401, http.get(a.coordinatorPort(), "/v1/auth/whoami", token).statusCode());
+
+    Meshplane c = replicas.start(2, db.url());
+    assertEquals(3, c.services().hazelcast().getCluster().getMembers().size());
+    HttpResponse<Buffer> r = http.get(c.coordinatorPort(), "/v1/auth/whoami", token);
+    assertEquals(401, r.statusCode());
+    assertEquals("token_revoked", r.bodyAsJsonObject().getString("code"), "a replica started after the revocation knows it at once");
+  }
+
+  @Test
+  void rotationOldTokenWorksUntilItsRetireTimeOnEveryReplicaAndTheNewOneAtOnce() throws Exception {
+    JsonObject old = create(a, "rotate-me");
+    HttpResponse<Buffer> r = http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/auth/tokens/" + old.getString("id") + "/rotate", root,
+        new JsonObject().put("expires", Instant.now().plus(Duration.ofDays(2)).toString()).put("retire_old_in", "3s"));
+    assertEquals(201, r.statusCode(), r.bodyAsString());
+    String fresh = r.bodyAsJsonObject().getString("token");
+    Instant retire = Instant.parse(r.bodyAsJsonObject().getJsonObject("old").getString("expires"));
+    assertEquals(200, http.get(b.coordinatorPort(), "/v1/auth/whoami", fresh).statusCode(), "the new token works on another replica at once");
+    assertEquals(200, http.get(b.coordinatorPort(), "/v1/auth/whoami", old.getString("token")).statusCode(), "the old one still works");
+    assertTrue(Instant.now().isBefore(retire));
+    long waitMs = Duration.between(Instant.now(), retire).toMillis();
+    long onB = millisUntil(b, old.getString("token"), "token_expired", waitMs + 1000);
+    assertTrue(onB >= waitMs - 200, "not retired early: " + onB + " ms vs " + waitMs);
+    assertEquals("token_expired", http.get(a.coordinatorPort(), "/v1/auth/whoami", old.getString("token")).bodyAsJsonObject().getString("code"));
+    assertEquals(200, http.get(a.coordinatorPort(), "/v1/auth/whoami", fresh).statusCode());
+  }
+}
