@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.meshplane.testing.FreePorts;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.TestDatabase;
+import io.meshplane.testing.TestReplicas;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -24,12 +25,19 @@ class CliProcessTest {
   @TempDir Path dir;
 
   private Process launch(Map<String, String> env, Path log, String... args) throws Exception {
+    return launch(env, log, null, args);
+  }
+
+  /** @param stdout where stdout goes separately from the log (stderr); null = both to {@code log} */
+  private Process launch(Map<String, String> env, Path log, Path stdout, String... args) throws Exception {
     List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xmx256m", "-Dhazelcast.wait.seconds.before.join=1",
         "--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
         "-cp", System.getProperty("java.class.path"), "io.meshplane.Main"));
     cmd.addAll(List.of(args));
-    ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).redirectOutput(log.toFile());
+    ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile());
+    if (stdout == null) pb.redirectErrorStream(true).redirectOutput(log.toFile());
+    else pb.redirectError(log.toFile()).redirectOutput(stdout.toFile());
     pb.environment().keySet().removeIf(k -> k.startsWith("MESH_"));
     pb.environment().putAll(env);
     return pb.start();
@@ -80,6 +88,42 @@ class CliProcessTest {
       } finally {
         p.destroyForcibly();
       }
+    }
+  }
+
+  @Test
+  void tokenCreatePrintsOnlyAWorkingTokenOnStdout() throws Exception {
+    try (TestDatabase db = TestDatabase.create(); Http http = new Http(); TestReplicas replicas = new TestReplicas(1)) {
+      Path keys = dir.resolve("shared-keys");
+      Map<String, String> env = Map.of("MESH_PG_URL", db.url(), "MESH_KEYS_DIR", keys.toString());
+      Path out = dir.resolve("token.out");
+      Process p = launch(env, dir.resolve("token.err"), out, "token", "create", "--name", "first admin", "--team", "*",
+          "--environment", "*", "--surface", "admin", "--expires", "1d");
+      assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+      assertEquals(0, p.exitValue(), Files.readString(dir.resolve("token.err")));
+      List<String> lines = Files.readAllLines(out);
+      assertEquals(1, lines.size(), "stdout is the token and nothing else: " + lines);
+      String token = lines.get(0);
+      assertTrue(token.matches("^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$"), token);
+      assertTrue(!Files.readString(dir.resolve("token.err")).contains(token), "the secret is not logged");
+
+      Meshplane app = replicas.start(0, db.url(), Map.of("auth.keys_dir", keys.toString()));
+      var me = http.get(app.coordinatorPort(), "/v1/auth/whoami", token);
+      assertEquals(200, me.statusCode(), me.bodyAsString());
+      assertEquals("first admin", me.bodyAsJsonObject().getString("name"));
+      assertEquals("admin", me.bodyAsJsonObject().getJsonObject("scope").getString("surface"));
+
+      Path out2 = dir.resolve("agent.out");
+      Process agent = launch(env, dir.resolve("agent.err"), out2, "token", "create", "--name", "x", "--team", "web",
+          "--environment", "prod", "--surface", "agent", "--expires", "1d");
+      assertTrue(agent.waitFor(60, TimeUnit.SECONDS));
+      assertEquals(2, agent.exitValue());
+      assertEquals("", Files.readString(out2));
+      Process tooLong = launch(env, dir.resolve("long.err"), dir.resolve("long.out"), "token", "create", "--name", "x", "--team", "web",
+          "--environment", "prod", "--surface", "pipeline", "--expires", "91d");
+      assertTrue(tooLong.waitFor(60, TimeUnit.SECONDS));
+      assertEquals(2, tooLong.exitValue());
+      assertTrue(Files.readString(dir.resolve("long.err")).contains("max_lifetime"), Files.readString(dir.resolve("long.err")));
     }
   }
 
