@@ -58,6 +58,9 @@ public final class Main {
 
     MeshConfig load() {
       Path path = file != null ? file : Path.of("config", "meshplane.yaml");
+      for (String name : ConfigLoader.unknownEnvironment(System.getenv())) {
+        LOG.warn("environment variable {} is not a Meshplane setting (a typo?); it is ignored", name);
+      }
       return ConfigLoader.load(path, file != null, System.getenv(), Map.of());
     }
   }

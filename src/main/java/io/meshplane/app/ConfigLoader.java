@@ -39,11 +39,37 @@ public final class ConfigLoader {
       String v = env.get(s.env);
       if (v != null) values.put(s.key, v);
     }
+    checkLogging(env);
     for (Map.Entry<String, String> e : overrides.entrySet()) {
       if (Setting.byKey(e.getKey()) == null) throw new ConfigException(e.getKey() + ": unknown setting");
       values.put(e.getKey(), e.getValue());
     }
     return build(values);
+  }
+
+  /** Logging is set up by logback before this runs (logback.xml reads these two); check them anyway. */
+  private static void checkLogging(Map<String, String> env) {
+    String format = env.get("MESH_LOG_FORMAT");
+    if (format != null && !format.equals("text") && !format.equals("json")) {
+      throw new ConfigException("MESH_LOG_FORMAT: '" + format + "' is not text or json");
+    }
+    String level = env.get("MESH_LOG_LEVEL");
+    if (level != null && !List.of("TRACE", "DEBUG", "INFO", "WARN", "ERROR").contains(level)) {
+      throw new ConfigException("MESH_LOG_LEVEL: '" + level + "' is not TRACE, DEBUG, INFO, WARN or ERROR");
+    }
+  }
+
+  /** {@code MESH_*} variables that no setting reads: most likely typos, which would otherwise go unnoticed. */
+  public static List<String> unknownEnvironment(Map<String, String> env) {
+    List<String> unknown = new ArrayList<>();
+    for (String name : env.keySet()) {
+      if (!name.startsWith("MESH_") || name.equals("MESH_LOG_FORMAT") || name.equals("MESH_LOG_LEVEL")) continue;
+      boolean known = false;
+      for (Setting s : Setting.values()) known |= s.env.equals(name);
+      if (!known) unknown.add(name);
+    }
+    java.util.Collections.sort(unknown);
+    return unknown;
   }
 
   static Map<String, String> readYaml(Path file) {

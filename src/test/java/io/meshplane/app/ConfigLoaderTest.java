@@ -95,6 +95,15 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void loggingVariablesAreCheckedAndUnknownMeshVariablesAreReported() {
+    ConfigException e = assertThrows(ConfigException.class,
+        () -> ConfigLoader.load(null, false, Map.of("MESH_LOG_FORMAT", "xml"), Map.of()));
+    assertTrue(e.getMessage().startsWith("MESH_LOG_FORMAT"), e.getMessage());
+    assertEquals(List.of("MESH_STALE_AFTR"), ConfigLoader.unknownEnvironment(
+        Map.of("MESH_STALE_AFTR", "10s", "MESH_HTTP_PORT", "1", "MESH_LOG_LEVEL", "INFO", "PATH", "/bin")));
+  }
+
+  @Test
   void aMissingExplicitConfigFileIsAnError() {
     assertThrows(ConfigException.class, () -> ConfigLoader.load(dir.resolve("none.yaml"), true, Map.of(), Map.of()));
   }
