@@ -170,7 +170,9 @@ run_wrk() { # run_wrk OUTFILE DURATION PATH [wrk args...]
 # CPU accounting per run, to tell a clean run from one disturbed by other work on the machine.
 CLK_TCK="$(getconf CLK_TCK)"
 NPROC="$(nproc)"
-cpu_machine() { awk '/^cpu / {busy = $2 + $3 + $4 + $7 + $8 + $9; print busy, busy + $5 + $6}' /proc/stat; } # busy total (ticks)
+# busy = user+nice+system+steal ticks (irq/softirq left out: on loopback that is mostly the benchmark's own
+# packets, charged to no process); total = all ticks
+cpu_machine() { awk '/^cpu / {busy = $2 + $3 + $4 + $9; print busy, busy + $5 + $6 + $7 + $8}' /proc/stat; }
 cpu_service() { sed 's/.*) //' "/proc/$SERVICE_PID/stat" | awk '{print $12 + $13}'; }                      # utime+stime (ticks)
 # CPU seconds of this shell's finished children (wrk): the `times` builtin must run in this shell, not
 # in a $(...) subshell (a fresh fork counts nothing), so it writes a file that children_secs reads.

@@ -128,6 +128,8 @@ public final class ConfigLoader {
         duration(v, Setting.HEARTBEAT_INTERVAL, Duration.ofSeconds(1), Duration.ofHours(1)),
         duration(v, Setting.HEARTBEAT_STALE_AFTER, Duration.ofMillis(100), Duration.ofDays(1)),
         duration(v, Setting.WRITEBEHIND_FLUSH_INTERVAL, Duration.ofMillis(10), Duration.ofMinutes(10)),
+        addressPool(v),
+        intIn(v, Setting.WRITEBEHIND_MAX_BACKLOG, 1, 100_000_000),
         duration(v, Setting.SHUTDOWN_GRACE, Duration.ZERO, Duration.ofMinutes(5)));
   }
 
@@ -214,6 +216,26 @@ public final class ConfigLoader {
     if (raw.equals("embedded") || raw.startsWith("postgresql://") || raw.startsWith("postgres://")) return raw;
     // Never echo the value: a URL may carry a password.
     throw new ConfigException(s.key + " (env " + s.env + "): must be 'embedded' or a postgresql:// URL");
+  }
+
+  private static final Pattern CIDR4 = Pattern.compile("^(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})/(\\d{1,2})$");
+
+  private static String addressPool(Map<String, String> v) {
+    Setting s = Setting.NODES_ADDRESS_POOL;
+    String raw = v.get(s.key).trim();
+    java.util.regex.Matcher m = CIDR4.matcher(raw);
+    if (!m.matches()) throw bad(s, raw, "is not an IPv4 CIDR such as 100.64.0.0/10");
+    long addr = 0;
+    for (int i = 1; i <= 4; i++) {
+      int octet = Integer.parseInt(m.group(i));
+      if (octet > 255) throw bad(s, raw, "is not an IPv4 CIDR such as 100.64.0.0/10");
+      addr = (addr << 8) | octet;
+    }
+    int prefix = Integer.parseInt(m.group(5));
+    if (prefix < 8 || prefix > 30) throw bad(s, raw, "must have a prefix length from /8 to /30");
+    long hostMask = (1L << (32 - prefix)) - 1;
+    if ((addr & hostMask) != 0) throw bad(s, raw, "has host bits set (write the network address)");
+    return raw;
   }
 
   private static List<String> members(Map<String, String> v) {

@@ -25,6 +25,8 @@ public record MeshConfig(
     Duration heartbeatInterval,
     Duration staleAfter,
     Duration flushInterval,
+    String addressPool,
+    int writeBehindMaxBacklog,
     Duration shutdownGrace) {
 
   public boolean embeddedPostgres() {

@@ -47,6 +47,7 @@ public final class Meshplane implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Meshplane.class);
   private static final Duration START_TIMEOUT = Duration.ofMinutes(2);
   private static final Duration TOKEN_USAGE_FLUSH = Duration.ofSeconds(5);
+  private static final Duration DENYLIST_RECONCILE = Duration.ofSeconds(30);
 
   private final MeshConfig config;
   private final Database database;
@@ -111,6 +112,9 @@ public final class Meshplane implements AutoCloseable {
           .registerLocal("deployment", app::deploymentState);
       app.deploy(components);
       vertx.setPeriodic(TOKEN_USAGE_FLUSH.toMillis(), id -> usage.flush());
+      vertx.setPeriodic(DENYLIST_RECONCILE.toMillis(), id -> tokens.reconcileDenylist().onSuccess(n -> {
+        if (n > 0) LOG.warn("token denylist: {} revocations were missing from the cluster map and were re-applied", n);
+      }));
       return app;
     } catch (RuntimeException e) {
       if (vertx != null) {

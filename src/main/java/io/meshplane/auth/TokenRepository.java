@@ -74,6 +74,18 @@ public final class TokenRepository {
         });
   }
 
+  /** Tokens denied (revoked or retired) in the last {@code minutes}: the periodic denylist reconciliation. */
+  public Future<List<TokenRecord>> recentlyDenied(int minutes) {
+    return pool.preparedQuery("SELECT " + COLUMNS + " FROM tokens WHERE expires_at > now() AND "
+            + "(revoked_at > now() - make_interval(mins => $1) OR retire_at > now() - make_interval(mins => $1))")
+        .execute(Tuple.of(minutes))
+        .map(rows -> {
+          List<TokenRecord> out = new ArrayList<>();
+          for (Row r : rows) out.add(map(r));
+          return out;
+        });
+  }
+
   static OffsetDateTime odt(Instant i) {
     return i == null ? null : i.atOffset(ZoneOffset.UTC);
   }

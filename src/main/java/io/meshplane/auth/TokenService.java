@@ -131,6 +131,11 @@ public final class TokenService {
     Instant now = Times.now();
     return pool.withTransaction(tx -> repository.find(tx, caller.scope(), id, true).compose(t -> {
       if (t == null) return Future.failedFuture(ApiError.notFound("no token " + id));
+      if (t.scope().surface() == Surface.ADMIN && caller.scope().surface() != Surface.ADMIN) {
+        ApiError denied = ApiError.forbidden("only an admin can revoke an admin token");
+        return audit.denied(AuditLog.event(ctx, caller, "token.revoke", "token", id, AuditEvent.DENIED,
+            caller.scope().team(), caller.scope().environment())).compose(v -> Future.failedFuture(denied));
+      }
       Future<Void> change = t.revokedAt() == null ? repository.revoke(tx, id, now) : Future.succeededFuture();
       return change.compose(v -> audit.record(tx, AuditLog.event(ctx, caller, "token.revoke", "token", id, AuditEvent.SUCCESS,
           t.scope().team(), t.scope().environment()))).map(t);
@@ -186,5 +191,23 @@ public final class TokenService {
               .map(v -> new Rotation(issued, new TokenRecord(old.id(), old.name(), old.scope(), old.nodeId(), old.keyId(),
                   old.expiresAt(), old.createdAt(), old.createdBy(), null, finalRetire, issued.record().id(), old.lastUsedAt()))));
     })).compose(r -> denylist.deny(id, new Denylist.Entry(false, r.old().retireAt().toEpochMilli()), r.old().expiresAt()).map(r));
+  }
+
+  /**
+   * Re-applies recent revocations and retirements from PostgreSQL to the denylist. The denylist write
+   * follows the database commit; should a replica die between the two, this closes the gap within one
+   * period on every replica (the database is the source of truth).
+   */
+  public Future<Integer> reconcileDenylist() {
+    return repository.recentlyDenied(15).compose(rows -> {
+      List<Future<Void>> puts = new java.util.ArrayList<>();
+      for (TokenRecord t : rows) {
+        if (denylist.lookup(t.id()) != null) continue;
+        Denylist.Entry e = t.revokedAt() != null ? new Denylist.Entry(true, t.revokedAt().toEpochMilli())
+            : new Denylist.Entry(false, t.retireAt().toEpochMilli());
+        puts.add(denylist.deny(t.id(), e, t.expiresAt()));
+      }
+      return Future.all(puts).map(x -> puts.size());
+    });
   }
 }
