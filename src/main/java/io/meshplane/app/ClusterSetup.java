@@ -18,6 +18,8 @@ public final class ClusterSetup {
     hz.setProperty("hazelcast.shutdownhook.enabled", "false");
     hz.setProperty("hazelcast.logging.type", "slf4j");
 
+    io.meshplane.heartbeat.LiveState.configure(hz);
+
     NetworkConfig network = hz.getNetworkConfig();
     network.setPort(config.clusterPort()).setPortAutoIncrement(false);
     if (!config.clusterHost().isEmpty()) {

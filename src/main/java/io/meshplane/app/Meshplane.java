@@ -14,13 +14,25 @@ import io.meshplane.auth.TokenRoutes;
 import io.meshplane.auth.TokenService;
 import io.meshplane.auth.TokenUsage;
 import io.meshplane.auth.TokenVerifier;
+import io.meshplane.heartbeat.HeartbeatBatcher;
+import io.meshplane.heartbeat.HeartbeatRoutes;
+import io.meshplane.heartbeat.LiveSeed;
+import io.meshplane.heartbeat.LiveState;
+import io.meshplane.heartbeat.Staleness;
+import io.meshplane.heartbeat.StalenessMonitor;
+import io.meshplane.heartbeat.WriteBehindVerticle;
 import io.meshplane.http.HttpVerticle;
+import io.meshplane.node.EventRoutes;
+import io.meshplane.node.NodeRepository;
+import io.meshplane.node.NodeRoutes;
+import io.meshplane.node.NodeService;
 import io.meshplane.http.Routers;
 import io.meshplane.observe.HazelcastMetrics;
 import io.meshplane.observe.Observability;
 import io.meshplane.observe.Readiness;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
+import io.vertx.core.ThreadingModel;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.ext.web.Router;
@@ -48,6 +60,8 @@ public final class Meshplane implements AutoCloseable {
   private static final Duration START_TIMEOUT = Duration.ofMinutes(2);
   private static final Duration TOKEN_USAGE_FLUSH = Duration.ofSeconds(5);
   private static final Duration DENYLIST_RECONCILE = Duration.ofSeconds(30);
+  /** How long an event loop gathers heartbeats before writing them to the cluster map together. */
+  private static final long HEARTBEAT_BATCH_WINDOW_MS = 2;
 
   private final MeshConfig config;
   private final Database database;
@@ -103,13 +117,33 @@ public final class Meshplane implements AutoCloseable {
       AuditLog audit = new AuditLog(pool);
       TokenService tokens = new TokenService(pool, tokenRepository, issuer, denylist, usage, audit, config.tokensMaxLifetime());
 
-      Services services = new Services(config, vertx, hz, pool, observability, readiness, verifier, issuer, tokens, usage, audit);
+      LiveState live = new LiveState(vertx, hz);
+      long[] start = live.clusterStart(System.currentTimeMillis());
+      Staleness staleness = new Staleness(config.staleAfter(), start[0]);
+      NodeRepository nodeRepository = new NodeRepository(pool);
+      NodeService nodes = new NodeService(pool, nodeRepository, tokenRepository, issuer, denylist, audit, live, staleness,
+          config.tokensMaxLifetime(), config.addressPool());
+
+      Services services = new Services(config, vertx, hz, pool, observability, readiness, verifier, issuer, tokens, usage, audit,
+          live, staleness, nodeRepository, nodes);
       Meshplane app = new Meshplane(config, database, vertx, services, installationId);
       readiness
           .registerAsync("postgres", () -> pool.query("SELECT 1").execute(), "PostgreSQL does not answer")
           .registerLocal("cluster", () -> clusterManager.isActive() && hz.getLifecycleService().isRunning()
               && hz.getCluster().getMembers().contains(hz.getCluster().getLocalMember()) ? null : "not a member of the cluster")
-          .registerLocal("deployment", app::deploymentState);
+          .registerLocal("deployment", app::deploymentState)
+          .registerLocal("writebehind", () -> observability.mesh().writeBehindBacklog.get() > config.writeBehindMaxBacklog()
+              ? "write-behind backlog above writebehind.max_backlog" : null);
+      Blocking.await(vertx.deployVerticle(new WriteBehindVerticle(live, nodeRepository, observability.mesh(), config.flushInterval()),
+          new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER)), START_TIMEOUT, "starting the write-behind");
+      Blocking.await(vertx.deployVerticle(new StalenessMonitor(hz, live, staleness, nodeRepository, observability.mesh()),
+          new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER)), START_TIMEOUT, "starting the staleness monitor");
+      if (start[1] == 1) {
+        LOG.info("this member started the cluster: nothing is declared stale before {}", Durations.format(config.staleAfter()));
+        vertx.executeBlocking(() -> LiveSeed.seed(live, nodeRepository), false)
+            .onSuccess(n -> LOG.info("live state seeded from PostgreSQL: {} nodes", n))
+            .onFailure(t -> LOG.warn("live state not seeded from PostgreSQL: {}", t.getMessage()));
+      }
       app.deploy(components);
       vertx.setPeriodic(TOKEN_USAGE_FLUSH.toMillis(), id -> usage.flush());
       vertx.setPeriodic(DENYLIST_RECONCILE.toMillis(), id -> tokens.reconcileDenylist().onSuccess(n -> {
@@ -187,6 +221,10 @@ public final class Meshplane implements AutoCloseable {
     Router router = Routers.base(v, services.observability(), services.readiness());
     SecuredRoutes api = new SecuredRoutes(router, services.verifier(), services.audit());
     TokenRoutes.mount(api, services.tokens(), services.verifier());
+    NodeRoutes.mount(api, services.nodes());
+    HeartbeatBatcher batcher = new HeartbeatBatcher(v, v.getOrCreateContext(), services.live().map(), HEARTBEAT_BATCH_WINDOW_MS, 1000);
+    HeartbeatRoutes.mount(api, batcher, services.audit(), services.observability().mesh(), config.heartbeatInterval().toSeconds());
+    EventRoutes.mount(api, services.pool());
     AuditRoutes.mount(api, services.pool());
     coordinatorApi.compareAndSet(null, api);
     coordinatorRouter.compareAndSet(null, router);

@@ -6,6 +6,10 @@ import io.meshplane.auth.TokenIssuer;
 import io.meshplane.auth.TokenService;
 import io.meshplane.auth.TokenUsage;
 import io.meshplane.auth.TokenVerifier;
+import io.meshplane.heartbeat.LiveState;
+import io.meshplane.heartbeat.Staleness;
+import io.meshplane.node.NodeRepository;
+import io.meshplane.node.NodeService;
 import io.meshplane.observe.Observability;
 import io.meshplane.observe.Readiness;
 import io.vertx.core.Vertx;
@@ -26,4 +30,8 @@ public record Services(
     TokenIssuer issuer,
     TokenService tokens,
     TokenUsage tokenUsage,
-    AuditLog audit) {}
+    AuditLog audit,
+    LiveState live,
+    Staleness staleness,
+    NodeRepository nodeRepository,
+    NodeService nodes) {}

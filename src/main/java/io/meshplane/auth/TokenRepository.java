@@ -74,6 +74,17 @@ public final class TokenRepository {
         });
   }
 
+  /** Revokes every agent token of a node (deprovisioning); completes with those revoked now. */
+  public Future<List<TokenRecord>> revokeForNode(SqlClient tx, String nodeId, Instant at) {
+    return tx.preparedQuery("UPDATE tokens SET revoked_at = $2 WHERE node_id = $1 AND revoked_at IS NULL RETURNING " + COLUMNS)
+        .execute(Tuple.of(nodeId, odt(at)))
+        .map(rows -> {
+          List<TokenRecord> out = new ArrayList<>();
+          for (Row r : rows) out.add(map(r));
+          return out;
+        });
+  }
+
   /** Tokens denied (revoked or retired) in the last {@code minutes}: the periodic denylist reconciliation. */
   public Future<List<TokenRecord>> recentlyDenied(int minutes) {
     return pool.preparedQuery("SELECT " + COLUMNS + " FROM tokens WHERE expires_at > now() AND "

@@ -16,6 +16,10 @@ public final class MeshMetrics {
 
   public final Counter heartbeats;
   public final Counter staleTransitions;
+  public final AtomicLong writeBehindBacklog = new AtomicLong();
+  public final io.micrometer.core.instrument.DistributionSummary writeBehindBatchSize;
+  public final io.micrometer.core.instrument.Timer writeBehindFlush;
+  public final Counter writeBehindFailures;
   private final Map<NodeStatus, AtomicLong> nodeCounts = new EnumMap<>(NodeStatus.class);
   private final MeterRegistry registry;
 
@@ -25,6 +29,14 @@ public final class MeshMetrics {
         .description("Heartbeats accepted by this replica").register(registry);
     this.staleTransitions = Counter.builder("mesh.node.stale.transitions")
         .description("online->stale transitions detected by this replica").register(registry);
+    Gauge.builder("mesh.writebehind.backlog", writeBehindBacklog, AtomicLong::doubleValue)
+        .description("Live entries owned here whose last heartbeat is not in PostgreSQL yet").register(registry);
+    this.writeBehindBatchSize = io.micrometer.core.instrument.DistributionSummary.builder("mesh.writebehind.batch.size")
+        .description("Rows per write-behind batch").register(registry);
+    this.writeBehindFlush = io.micrometer.core.instrument.Timer.builder("mesh.writebehind.flush")
+        .description("Duration of one write-behind flush (all batches)").register(registry);
+    this.writeBehindFailures = Counter.builder("mesh.writebehind.failures")
+        .description("Write-behind batches that failed (retried on the next flush)").register(registry);
     for (NodeStatus s : NodeStatus.values()) {
       AtomicLong v = new AtomicLong();
       nodeCounts.put(s, v);

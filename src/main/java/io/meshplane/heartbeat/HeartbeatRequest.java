@@ -1,0 +1,146 @@
+package io.meshplane.heartbeat;
+
+import io.meshplane.http.Fields;
+import io.meshplane.http.Ids;
+import io.meshplane.node.NodeFormats;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Predicate;
+
+/**
+ * A validated heartbeat (SPEC §5). Every field is optional; every field present is checked, and any
+ * problem rejects the whole heartbeat (400 naming the fields) before anything is applied.
+ */
+public record HeartbeatRequest(
+    String[] endpoints,
+    String publicKey,
+    String relay,
+    String[] routes,
+    String[] services,
+    List<JsonObject> ingress,
+    String telemetry,
+    List<JsonObject> commandResults,
+    long knownPeers,
+    long knownAcl) {
+
+  public static final int MAX_TELEMETRY_BYTES = 4096;
+  private static final Set<String> INGRESS_STATES = Set.of("active", "draining", "drained");
+  private static final Set<String> RESULT_STATES = Set.of("succeeded", "failed");
+
+  public static HeartbeatRequest parse(JsonObject body) {
+    Fields f = new Fields();
+    String[] endpoints = strings(f, body, "endpoints", 16, NodeFormats::endpoint, "must be ip:port");
+    String key = f.optionalString(body, "public_key", "public_key");
+    if (key != null && !NodeFormats.publicKey(key)) f.error("public_key", "must be the base64 of 32 bytes");
+    String relay = f.optionalString(body, "relay", "relay");
+    if (relay != null && !relay.isEmpty() && !NodeFormats.name(relay)) f.error("relay", "must be a relay name");
+    String[] routes = strings(f, body, "routes", 64, NodeFormats::cidr, "must be a CIDR prefix such as 10.1.0.0/24");
+    String[] services = strings(f, body, "services", 64, NodeFormats::service, "must be name:port");
+
+    List<JsonObject> ingress = objects(f, body, "ingress", 16);
+    for (int i = 0; i < ingress.size(); i++) {
+      JsonObject in = ingress.get(i);
+      if (!NodeFormats.name(in.getValue("name") instanceof String s ? s : null)) f.error("ingress[" + i + "].name", "must be a name");
+      if (!INGRESS_STATES.contains(in.getValue("state") instanceof String s ? s : "")) {
+        f.error("ingress[" + i + "].state", "must be active, draining or drained");
+      }
+    }
+
+    String telemetry = "{}";
+    Object t = body.getValue("telemetry");
+    if (t != null) {
+      if (!(t instanceof JsonObject tel)) {
+        f.error("telemetry", "must be an object");
+      } else {
+        telemetry = tel.encode();
+        if (telemetry.length() > MAX_TELEMETRY_BYTES) f.error("telemetry", "must be at most 4 KiB");
+      }
+    }
+
+    List<JsonObject> results = objects(f, body, "command_results", 64);
+    for (int i = 0; i < results.size(); i++) {
+      JsonObject r = results.get(i);
+      if (!Ids.looksLike("op", r.getValue("id") instanceof String s ? s : null)) f.error("command_results[" + i + "].id", "must be an operation id");
+      if (!RESULT_STATES.contains(r.getValue("status") instanceof String s ? s : "")) {
+        f.error("command_results[" + i + "].status", "must be succeeded or failed");
+      }
+      Object detail = r.getValue("detail");
+      if (detail != null && (!(detail instanceof String d) || d.length() > 1024)) {
+        f.error("command_results[" + i + "].detail", "must be a string of at most 1024 characters");
+      }
+    }
+
+    long knownPeers = -1;
+    long knownAcl = -1;
+    Object known = body.getValue("known");
+    if (known != null) {
+      if (!(known instanceof JsonObject k)) {
+        f.error("known", "must be an object");
+      } else {
+        knownPeers = version(f, k, "peers");
+        knownAcl = version(f, k, "acl");
+      }
+    }
+    f.check();
+    return new HeartbeatRequest(endpoints, key, relay, routes, services, ingress, telemetry,
+        results, knownPeers, knownAcl);
+  }
+
+  private static long version(Fields f, JsonObject known, String key) {
+    Object v = known.getValue(key);
+    if (v == null) return -1;
+    if (!(v instanceof Integer || v instanceof Long) || ((Number) v).longValue() < 0) {
+      f.error("known." + key, "must be a whole number >= 0");
+      return -1;
+    }
+    return ((Number) v).longValue();
+  }
+
+  private static String[] strings(Fields f, JsonObject body, String key, int max, Predicate<String> valid, String message) {
+    Object v = body.getValue(key);
+    if (v == null) return null;
+    if (!(v instanceof JsonArray a)) {
+      f.error(key, "must be an array");
+      return null;
+    }
+    if (a.size() > max) {
+      f.error(key, "must have at most " + max + " items");
+      return null;
+    }
+    String[] out = new String[a.size()];
+    for (int i = 0; i < a.size(); i++) {
+      Object item = a.getValue(i);
+      if (!(item instanceof String s) || !valid.test(s)) {
+        f.error(key + "[" + i + "]", message);
+        return null;
+      }
+      out[i] = s;
+    }
+    return out;
+  }
+
+  private static List<JsonObject> objects(Fields f, JsonObject body, String key, int max) {
+    Object v = body.getValue(key);
+    if (v == null) return List.of();
+    if (!(v instanceof JsonArray a)) {
+      f.error(key, "must be an array");
+      return List.of();
+    }
+    if (a.size() > max) {
+      f.error(key, "must have at most " + max + " items");
+      return List.of();
+    }
+    List<JsonObject> out = new ArrayList<>();
+    for (int i = 0; i < a.size(); i++) {
+      if (!(a.getValue(i) instanceof JsonObject o)) {
+        f.error(key + "[" + i + "]", "must be an object");
+        return List.of();
+      }
+      out.add(o);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,37 @@
+package io.meshplane.heartbeat;
+
+import com.hazelcast.map.IMap;
+import io.meshplane.app.Blocking;
+import io.meshplane.node.NodeRecord;
+import io.meshplane.node.NodeRepository;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * After a cold start of the whole cluster the live map is empty. The member that started the cluster
+ * loads every node's last flushed heartbeat from PostgreSQL (clean, not dirty), so a node that died
+ * during the outage is still declared stale once the start grace has passed. {@code putIfAbsent}: a
+ * heartbeat that arrived meanwhile is newer and wins.
+ */
+public final class LiveSeed {
+  private static final int PAGE = 5000;
+
+  private LiveSeed() {}
+
+  /** Blocking; run off the event loop. Returns how many entries were added. */
+  public static int seed(LiveState live, NodeRepository nodes) {
+    IMap<String, LiveNode> map = live.map();
+    String after = "";
+    int added = 0;
+    while (true) {
+      List<NodeRecord> page = Blocking.await(nodes.withHeartbeat(after, PAGE), Duration.ofMinutes(1), "reading nodes to seed");
+      for (NodeRecord r : page) {
+        LiveNode n = new LiveNode(r.team(), r.environment(), r.heartbeatAt().toEpochMilli(), 0, false, r.endpoints(), "",
+            r.reportedRelay(), r.routes(), r.telemetry());
+        if (map.putIfAbsent(r.id(), n) == null) added++;
+      }
+      if (page.size() < PAGE) return added;
+      after = page.get(page.size() - 1).id();
+    }
+  }
+}

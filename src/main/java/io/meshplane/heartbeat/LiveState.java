@@ -1,0 +1,87 @@
+package io.meshplane.heartbeat;
+
+import com.hazelcast.config.Config;
+import com.hazelcast.config.InMemoryFormat;
+import com.hazelcast.config.IndexConfig;
+import com.hazelcast.config.IndexType;
+import com.hazelcast.config.MapConfig;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.map.IMap;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The cluster-wide live state of nodes: a Hazelcast IMap keyed by node id, one synchronous backup, an
+ * index on heartbeat time (staleness scans) and one on the dirty mark (write-behind). A heartbeat
+ * accepted by any replica is visible to every replica at once. A second small map remembers which
+ * nodes were declared stale, so each transition is recorded exactly once cluster-wide.
+ */
+public final class LiveState {
+  public static final String MAP = "meshplane.nodes.live";
+  public static final String STALE_MAP = "meshplane.nodes.stale";
+  public static final String CLUSTER_MAP = "meshplane.cluster";
+
+  private final Vertx vertx;
+  private final IMap<String, LiveNode> map;
+  private final IMap<String, Long> stale;
+  private final HazelcastInstance hz;
+
+  public LiveState(Vertx vertx, HazelcastInstance hz) {
+    this.vertx = vertx;
+    this.hz = hz;
+    this.map = hz.getMap(MAP);
+    this.stale = hz.getMap(STALE_MAP);
+  }
+
+  /** Adds the maps' configuration and the Compact serializer to a member's config (before it starts). */
+  public static void configure(Config config) {
+    config.getSerializationConfig().getCompactSerializationConfig().addSerializer(new LiveNode.Serializer());
+    config.addMapConfig(new MapConfig(MAP)
+        .setBackupCount(1)
+        .setAsyncBackupCount(0)
+        .setInMemoryFormat(InMemoryFormat.BINARY)
+        .addIndexConfig(new IndexConfig(IndexType.SORTED, LiveNode.HEARTBEAT_FIELD))
+        .addIndexConfig(new IndexConfig(IndexType.HASH, LiveNode.DIRTY_FIELD)));
+    config.addMapConfig(new MapConfig(STALE_MAP).setBackupCount(1).setAsyncBackupCount(0));
+    config.addMapConfig(new MapConfig(CLUSTER_MAP).setBackupCount(2));
+  }
+
+  public IMap<String, LiveNode> map() {
+    return map;
+  }
+
+  public IMap<String, Long> staleMap() {
+    return stale;
+  }
+
+  /**
+   * When the cluster came up: set by the first member of a fresh cluster, kept while any member lives.
+   * Blocking (called at start). Returns {@code {startedAt, thisMemberStartedTheCluster ? 1 : 0}}.
+   */
+  public long[] clusterStart(long now) {
+    IMap<String, Long> cluster = hz.getMap(CLUSTER_MAP);
+    Long existing = cluster.putIfAbsent("started_at", now);
+    return existing == null ? new long[] {now, 1} : new long[] {existing, 0};
+  }
+
+  /** Live entries of these nodes (absent = never heard of since the cluster came up). Off the event loop. */
+  public Future<Map<String, LiveNode>> getAll(Set<String> ids) {
+    if (ids.isEmpty()) return Future.succeededFuture(Map.of());
+    return vertx.executeBlocking(() -> map.getAll(ids), false);
+  }
+
+  public Future<LiveNode> get(String id) {
+    return Future.fromCompletionStage(map.getAsync(id), vertx.getOrCreateContext());
+  }
+
+  /** Forgets a deprovisioned node. */
+  public Future<Void> remove(String id) {
+    return vertx.executeBlocking(() -> {
+      map.delete(id);
+      stale.delete(id);
+      return null;
+    }, false);
+  }
+}

@@ -1,0 +1,144 @@
+package io.meshplane.heartbeat;
+
+import com.hazelcast.cluster.Member;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.map.IMap;
+import com.hazelcast.query.Predicates;
+import io.meshplane.http.Ids;
+import io.meshplane.node.NodeRepository;
+import io.meshplane.observe.MeshMetrics;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Finds nodes going stale and coming back (one per replica, a worker: its Hazelcast calls block). Each
+ * replica scans only the entries it owns, through the heartbeat-time index, so detection scales out
+ * with the cluster. A transition is claimed atomically on the stale map ({@code putIfAbsent} for
+ * online→stale, {@code remove(key, value)} for stale→online) before it is recorded, so it is recorded
+ * exactly once cluster-wide even if partitions migrate during a scan. Nothing is declared stale within
+ * {@code stale_after} of the cluster's start.
+ */
+public final class StalenessMonitor extends VerticleBase {
+  private static final Logger LOG = LoggerFactory.getLogger(StalenessMonitor.class);
+
+  private record Transition(String eventId, long at, String type, String nodeId, long lastHeartbeat) {}
+
+  private final HazelcastInstance hz;
+  private final IMap<String, LiveNode> map;
+  private final IMap<String, Long> stale;
+  private final Staleness staleness;
+  private final NodeRepository nodes;
+  private final MeshMetrics metrics;
+  private final long periodMs;
+  private final List<Transition> unrecorded = new ArrayList<>();
+  private long timer = -1;
+  private boolean running;
+  private long lastPendingCount;
+
+  public StalenessMonitor(HazelcastInstance hz, LiveState live, Staleness staleness, NodeRepository nodes, MeshMetrics metrics) {
+    this.hz = hz;
+    this.map = live.map();
+    this.stale = live.staleMap();
+    this.staleness = staleness;
+    this.nodes = nodes;
+    this.metrics = metrics;
+    this.periodMs = Math.max(50, Math.min(1000, staleness.staleAfterMs() / 4));
+  }
+
+  @Override
+  public Future<?> start() {
+    timer = vertx.setPeriodic(periodMs, id -> tick());
+    return Future.succeededFuture();
+  }
+
+  @Override
+  public Future<?> stop() {
+    vertx.cancelTimer(timer);
+    return Future.succeededFuture();
+  }
+
+  private void tick() {
+    if (running) return;
+    running = true;
+    try {
+      scan(System.currentTimeMillis());
+    } catch (RuntimeException e) {
+      LOG.warn("staleness scan failed: {}", e.getMessage());
+    }
+    record().onComplete(ar -> running = false);
+  }
+
+  void scan(long now) {
+    if (!staleness.inGrace(now)) {
+      Set<String> old = map.localKeySet(Predicates.lessThan(LiveNode.HEARTBEAT_FIELD, staleness.cutoff(now)));
+      for (String id : old) {
+        if (stale.containsKey(id)) continue;
+        LiveNode n = map.get(id);
+        if (n == null || !staleness.isStale(n.heartbeatAt(), now)) continue;
+        if (stale.putIfAbsent(id, n.heartbeatAt()) == null) {
+          unrecorded.add(new Transition(Ids.next("ev"), now, "node.stale", id, n.heartbeatAt()));
+          metrics.staleTransitions.increment();
+        }
+      }
+    }
+    for (String id : stale.localKeySet()) {
+      LiveNode n = map.get(id);
+      Long marked = stale.get(id);
+      if (marked == null) continue;
+      if (n == null) {
+        stale.remove(id, marked);
+      } else if (!staleness.isStale(n.heartbeatAt(), now) && stale.remove(id, marked)) {
+        unrecorded.add(new Transition(Ids.next("ev"), now, "node.online", id, n.heartbeatAt()));
+      }
+    }
+    long owned = map.getLocalMapStats().getOwnedEntryCount();
+    long staleOwned = stale.getLocalMapStats().getOwnedEntryCount();
+    metrics.setNodeCount(MeshMetrics.NodeStatus.STALE, staleOwned);
+    metrics.setNodeCount(MeshMetrics.NodeStatus.ONLINE, Math.max(0, owned - staleOwned));
+  }
+
+  /** Writes the claimed transitions; kept for the next tick when PostgreSQL does not take them. */
+  private Future<Void> record() {
+    Future<Void> pending = countPendingIfOldest();
+    if (unrecorded.isEmpty()) return pending;
+    List<Transition> batch = new ArrayList<>(unrecorded);
+    int n = batch.size();
+    String[] ids = new String[n];
+    Long[] at = new Long[n];
+    String[] types = new String[n];
+    String[] nodeIds = new String[n];
+    Long[] hb = new Long[n];
+    for (int i = 0; i < n; i++) {
+      Transition t = batch.get(i);
+      ids[i] = t.eventId();
+      at[i] = t.at();
+      types[i] = t.type();
+      nodeIds[i] = t.nodeId();
+      hb[i] = t.lastHeartbeat();
+    }
+    return nodes.insertEvents(ids, at, types, nodeIds, hb)
+        .onSuccess(x -> unrecorded.subList(0, n).clear())
+        .onFailure(t -> LOG.warn("{} node state events not recorded yet, will retry: {}", n, t.getMessage()))
+        .<Void>mapEmpty()
+        .recover(t -> Future.succeededFuture());
+  }
+
+  /** Nodes never heard from live only in PostgreSQL; the oldest member alone reports them (no double counting). */
+  private Future<Void> countPendingIfOldest() {
+    Member oldest = hz.getCluster().getMembers().iterator().next();
+    if (!oldest.localMember()) {
+      metrics.setNodeCount(MeshMetrics.NodeStatus.PENDING, 0);
+      return Future.succeededFuture();
+    }
+    long now = System.currentTimeMillis();
+    if (now - lastPendingCount < 5000) return Future.succeededFuture();
+    lastPendingCount = now;
+    return nodes.countPending().onSuccess(c -> metrics.setNodeCount(MeshMetrics.NodeStatus.PENDING, c))
+        .<Void>mapEmpty().recover(t -> Future.succeededFuture());
+  }
+}

@@ -1,0 +1,128 @@
+package io.meshplane.heartbeat;
+
+import com.hazelcast.map.IMap;
+import com.hazelcast.query.Predicates;
+import io.meshplane.node.NodeRepository;
+import io.meshplane.observe.MeshMetrics;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Persists live state to PostgreSQL, coalesced (one per replica, deployed as a worker: the Hazelcast
+ * calls here block, the heartbeat path never waits on this). Each flush takes the dirty entries that
+ * this member owns, writes them in batches of one multi-row UPDATE each, then clears each dirty mark
+ * only if the entry is unchanged since it was read (a newer heartbeat keeps it dirty for the next
+ * flush). So a node costs at most one row write per flush interval however often it beats, and since
+ * the mark lives in the entry (with its backup), a crashed member's backlog is flushed by the new owner.
+ * PostgreSQL down: nothing is cleared, the backlog (at most one entry per node) waits and is reported.
+ */
+public final class WriteBehindVerticle extends VerticleBase {
+  private static final Logger LOG = LoggerFactory.getLogger(WriteBehindVerticle.class);
+  static final int BATCH = 2000;
+
+  private final IMap<String, LiveNode> map;
+  private final NodeRepository nodes;
+  private final MeshMetrics metrics;
+  private final Duration interval;
+  private long timer = -1;
+  private boolean running;
+
+  public WriteBehindVerticle(LiveState live, NodeRepository nodes, MeshMetrics metrics, Duration interval) {
+    this.map = live.map();
+    this.nodes = nodes;
+    this.metrics = metrics;
+    this.interval = interval;
+  }
+
+  @Override
+  public Future<?> start() {
+    timer = vertx.setPeriodic(interval.toMillis(), id -> tick());
+    return Future.succeededFuture();
+  }
+
+  @Override
+  public Future<?> stop() {
+    vertx.cancelTimer(timer);
+    // last chance for entries this member owns: on a single-member cluster they would be lost with it
+    return running ? Future.succeededFuture() : flush().recover(t -> Future.succeededFuture());
+  }
+
+  private void tick() {
+    if (running) return;
+    running = true;
+    long t0 = System.nanoTime();
+    flush().onComplete(ar -> {
+      running = false;
+      metrics.writeBehindFlush.record(Duration.ofNanos(System.nanoTime() - t0));
+    });
+  }
+
+  /** One flush of every dirty entry owned here. Runs on this worker's thread; batches go one after the other. */
+  Future<Void> flush() {
+    Set<String> dirty;
+    try {
+      dirty = map.localKeySet(Predicates.equal(LiveNode.DIRTY_FIELD, true));
+    } catch (RuntimeException e) {
+      LOG.warn("write-behind: cannot read the live map: {}", e.getMessage());
+      return Future.succeededFuture();
+    }
+    metrics.writeBehindBacklog.set(dirty.size());
+    if (dirty.isEmpty()) return Future.succeededFuture();
+    Iterator<String> it = dirty.iterator();
+    return nextBatch(it);
+  }
+
+  private Future<Void> nextBatch(Iterator<String> it) {
+    if (!it.hasNext()) return Future.succeededFuture();
+    Set<String> keys = new java.util.HashSet<>();
+    while (it.hasNext() && keys.size() < BATCH) keys.add(it.next());
+    Map<String, LiveNode> entries = map.getAll(keys);
+    List<String> ids = new ArrayList<>();
+    List<LiveNode> read = new ArrayList<>();
+    for (Map.Entry<String, LiveNode> e : entries.entrySet()) {
+      if (e.getValue() != null && e.getValue().dirty()) {
+        ids.add(e.getKey());
+        read.add(e.getValue());
+      }
+    }
+    if (ids.isEmpty()) return nextBatch(it);
+    int n = ids.size();
+    Long[] hb = new Long[n];
+    String[] ep = new String[n];
+    String[] rt = new String[n];
+    String[] relay = new String[n];
+    String[] tel = new String[n];
+    for (int i = 0; i < n; i++) {
+      LiveNode l = read.get(i);
+      hb[i] = l.heartbeatAt();
+      ep[i] = String.join(",", l.endpoints());
+      rt[i] = String.join(",", l.routes());
+      relay[i] = l.relay();
+      tel[i] = l.telemetry();
+    }
+    return nodes.flushLive(ids.toArray(new String[0]), hb, ep, rt, relay, tel)
+        .compose(written -> {
+          metrics.writeBehindBatchSize.record(n);
+          int cleared = 0;
+          for (int i = 0; i < n; i++) {
+            LiveNode l = read.get(i);
+            // only if unchanged since read: a heartbeat that came meanwhile stays dirty
+            if (map.replace(ids.get(i), l, l.clean())) cleared++;
+          }
+          metrics.writeBehindBacklog.addAndGet(-cleared);
+          return nextBatch(it);
+        }, failure -> {
+          metrics.writeBehindFailures.increment();
+          LOG.warn("write-behind: batch of {} not written, kept dirty for the next flush: {}", n, failure.getMessage());
+          return Future.succeededFuture();
+        });
+  }
+}

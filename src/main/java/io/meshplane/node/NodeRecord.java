@@ -1,0 +1,22 @@
+package io.meshplane.node;
+
+import java.time.Instant;
+
+/** A node as stored in PostgreSQL: the record, plus the live fields as of the last write-behind flush. */
+public record NodeRecord(
+    String id,
+    String name,
+    String team,
+    String environment,
+    String address,
+    String publicKey,
+    String[] tags,
+    String relay,
+    String[] services,
+    String[] endpoints,
+    String[] routes,
+    String reportedRelay,
+    String telemetry,
+    Instant heartbeatAt,
+    Instant createdAt,
+    Instant updatedAt) {}

@@ -1,0 +1,153 @@
+package io.meshplane.node;
+
+import io.meshplane.http.Page;
+import io.vertx.core.Future;
+import io.vertx.pgclient.PgException;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlClient;
+import io.vertx.sqlclient.Tuple;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+
+/** The SQL of nodes and node events. Reads are filtered by the caller's scope: what is outside does not exist. */
+public final class NodeRepository {
+  private static final String COLUMNS = "id, name, team, environment, host(address) AS address, public_key, tags, relay, services, "
+      + "endpoints, routes, reported_relay, telemetry::text AS telemetry, heartbeat_at, created_at, updated_at";
+  private static final String IN_SCOPE = "($1 = '*' OR team = $1) AND ($2 = '*' OR environment = $2)";
+
+  /** Thrown when the name is taken in the team and environment. */
+  public static final class DuplicateName extends RuntimeException {
+    DuplicateName() {
+      super(null, null, false, false);
+    }
+  }
+
+  private final Pool pool;
+
+  public NodeRepository(Pool pool) {
+    this.pool = pool;
+  }
+
+  /**
+   * Inserts a node with the next free address of the pool. Addresses come from a sequence, so replicas
+   * enrolling at the same moment never get the same one (and a UNIQUE constraint backs that up).
+   * Completes with the address (without prefix length), or null when the pool is used up.
+   */
+  public Future<String> insert(SqlClient tx, String id, String name, String team, String env, String publicKey, String[] tags,
+      String poolBase, long poolSize, Instant now) {
+    String sql = """
+        WITH a AS (SELECT nextval('node_address_seq') AS n)
+        INSERT INTO nodes (id, name, team, environment, address, public_key, tags, created_at, updated_at)
+        SELECT $1, $2, $3, $4, $5::text::inet + a.n, $6, $7, $8, $8 FROM a WHERE a.n < $9
+        RETURNING host(address) AS address""";
+    return tx.preparedQuery(sql)
+        .execute(Tuple.from(new Object[] {id, name, team, env, poolBase, publicKey, tags, odt(now), poolSize - 1}))
+        .map(rows -> rows.size() == 0 ? null : rows.iterator().next().getString("address"))
+        .recover(t -> {
+          if (t instanceof PgException pg && "23505".equals(pg.getSqlState()) && String.valueOf(pg.getConstraint()).contains("name")) {
+            return Future.failedFuture(new DuplicateName());
+          }
+          return Future.failedFuture(t);
+        });
+  }
+
+  public Future<NodeRecord> find(SqlClient client, String team, String env, String id) {
+    return client.preparedQuery("SELECT " + COLUMNS + " FROM nodes WHERE " + IN_SCOPE + " AND id = $3")
+        .execute(Tuple.of(team, env, id))
+        .map(rows -> rows.size() == 0 ? null : map(rows.iterator().next()));
+  }
+
+  /**
+   * A page of nodes in id order. {@code status} is evaluated on the flushed heartbeat time (at most one
+   * flush interval old); the live overlay is applied by the caller.
+   */
+  public Future<List<NodeRecord>> list(String team, String env, String status, Instant staleCutoff, String tag, String namePrefix,
+      Page page) {
+    String sql = "SELECT " + COLUMNS + " FROM nodes WHERE " + IN_SCOPE
+        + " AND ($3::text IS NULL OR id > $3)"
+        + " AND ($4::text IS NULL OR $4 = ANY (tags))"
+        + " AND ($5::text IS NULL OR starts_with(name, $5))"
+        + " AND ($6::text IS NULL"
+        + "      OR ($6 = 'pending' AND heartbeat_at IS NULL)"
+        + "      OR ($6 = 'online' AND heartbeat_at >= $7)"
+        + "      OR ($6 = 'stale' AND heartbeat_at < $7))"
+        + " ORDER BY id LIMIT $8";
+    return pool.preparedQuery(sql)
+        .execute(Tuple.from(new Object[] {team, env, page.afterPart(0), tag, namePrefix, status, odt(staleCutoff), page.fetch()}))
+        .map(rows -> {
+          List<NodeRecord> out = new ArrayList<>();
+          for (Row r : rows) out.add(map(r));
+          return out;
+        });
+  }
+
+  public Future<Boolean> delete(SqlClient tx, String id) {
+    return tx.preparedQuery("DELETE FROM nodes WHERE id = $1").execute(Tuple.of(id)).map(rows -> rows.rowCount() == 1);
+  }
+
+  /** One multi-row write of live fields (UNNEST arrays): a single round trip per batch, never moving heartbeat_at backwards. */
+  public Future<Integer> flushLive(String[] ids, Long[] heartbeats, String[] endpoints, String[] routes, String[] relays,
+      String[] telemetry) {
+    String sql = """
+        UPDATE nodes n SET heartbeat_at = to_timestamp(u.hb / 1000.0),
+               endpoints = string_to_array(u.ep, ','), routes = string_to_array(u.rt, ','),
+               reported_relay = u.relay, telemetry = u.tel::jsonb
+        FROM UNNEST($1::text[], $2::int8[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(id, hb, ep, rt, relay, tel)
+        WHERE n.id = u.id AND (n.heartbeat_at IS NULL OR n.heartbeat_at <= to_timestamp(u.hb / 1000.0))""";
+    return pool.preparedQuery(sql)
+        .execute(Tuple.tuple().addArrayOfString(ids).addArrayOfLong(heartbeats).addArrayOfString(endpoints)
+            .addArrayOfString(routes).addArrayOfString(relays).addArrayOfString(telemetry))
+        .map(rows -> rows.rowCount());
+  }
+
+  /** Records state transitions (node.stale / node.online); events of nodes deleted meanwhile are dropped. */
+  public Future<Integer> insertEvents(String[] eventIds, Long[] at, String[] types, String[] nodeIds, Long[] lastHeartbeat) {
+    String sql = """
+        INSERT INTO node_events (id, at, type, node_id, node_name, team, environment, last_heartbeat)
+        SELECT u.eid, to_timestamp(u.at / 1000.0), u.type, n.id, n.name, n.team, n.environment, to_timestamp(u.hb / 1000.0)
+        FROM UNNEST($1::text[], $2::int8[], $3::text[], $4::text[], $5::int8[]) AS u(eid, at, type, node_id, hb)
+        JOIN nodes n ON n.id = u.node_id
+        ON CONFLICT (id) DO NOTHING""";
+    return pool.preparedQuery(sql)
+        .execute(Tuple.tuple().addArrayOfString(eventIds).addArrayOfLong(at).addArrayOfString(types).addArrayOfString(nodeIds)
+            .addArrayOfLong(lastHeartbeat))
+        .map(rows -> rows.rowCount());
+  }
+
+  public Future<Long> countPending() {
+    return pool.query("SELECT count(*) FROM nodes WHERE heartbeat_at IS NULL").execute()
+        .map(rows -> rows.iterator().next().getLong(0));
+  }
+
+  /** Nodes with a flushed heartbeat, for seeding the live map after a cold start of the whole cluster. */
+  public Future<List<NodeRecord>> withHeartbeat(String afterId, int limit) {
+    return pool.preparedQuery("SELECT " + COLUMNS + " FROM nodes WHERE heartbeat_at IS NOT NULL AND id > $1 ORDER BY id LIMIT $2")
+        .execute(Tuple.of(afterId, limit))
+        .map(rows -> {
+          List<NodeRecord> out = new ArrayList<>();
+          for (Row r : rows) out.add(map(r));
+          return out;
+        });
+  }
+
+  static OffsetDateTime odt(Instant i) {
+    return i == null ? null : i.atOffset(ZoneOffset.UTC);
+  }
+
+  private static Instant instant(Row r, String col) {
+    OffsetDateTime t = r.getOffsetDateTime(col);
+    return t == null ? null : t.toInstant();
+  }
+
+  private static NodeRecord map(Row r) {
+    return new NodeRecord(r.getString("id"), r.getString("name"), r.getString("team"), r.getString("environment"),
+        r.getString("address"), r.getString("public_key"), r.getArrayOfStrings("tags"), r.getString("relay"),
+        r.getArrayOfStrings("services"), r.getArrayOfStrings("endpoints"), r.getArrayOfStrings("routes"),
+        r.getString("reported_relay"), r.getString("telemetry"), instant(r, "heartbeat_at"), instant(r, "created_at"),
+        instant(r, "updated_at"));
+  }
+}
