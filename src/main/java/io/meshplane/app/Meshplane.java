@@ -60,8 +60,8 @@ public final class Meshplane implements AutoCloseable {
   private static final Duration START_TIMEOUT = Duration.ofMinutes(2);
   private static final Duration TOKEN_USAGE_FLUSH = Duration.ofSeconds(5);
   private static final Duration DENYLIST_RECONCILE = Duration.ofSeconds(30);
-  /** How long an event loop gathers heartbeats before writing them to the cluster map together. */
-  private static final long HEARTBEAT_BATCH_WINDOW_MS = 2;
+  /** The most heartbeats one event loop writes to the cluster map in one call. */
+  private static final int HEARTBEAT_MAX_BATCH = 2000;
 
   private final MeshConfig config;
   private final Database database;
@@ -211,7 +211,8 @@ public final class Meshplane implements AutoCloseable {
    * instance ends up on the same one.
    */
   private int deployHttp(String name, int port, AtomicInteger bound, Function<Vertx, Router> routes, int instances) {
-    int requested = port == 0 ? -1 : port;
+    // A negative port is a shared random port; each component needs its own key, or they would share one socket.
+    int requested = port == 0 ? (name.startsWith("coordinator") ? -1 : -2) : port;
     Blocking.await(vertx.deployVerticle(() -> new HttpVerticle(config.httpHost(), requested, config.shutdownGrace(), routes, bound),
         new DeploymentOptions().setInstances(instances)), START_TIMEOUT, "starting the " + name);
     return bound.get();
@@ -222,7 +223,7 @@ public final class Meshplane implements AutoCloseable {
     SecuredRoutes api = new SecuredRoutes(router, services.verifier(), services.audit());
     TokenRoutes.mount(api, services.tokens(), services.verifier());
     NodeRoutes.mount(api, services.nodes());
-    HeartbeatBatcher batcher = new HeartbeatBatcher(v, v.getOrCreateContext(), services.live().map(), HEARTBEAT_BATCH_WINDOW_MS, 1000);
+    HeartbeatBatcher batcher = new HeartbeatBatcher(v.getOrCreateContext(), services.live().map(), HEARTBEAT_MAX_BATCH);
     HeartbeatRoutes.mount(api, batcher, services.audit(), services.observability().mesh(), config.heartbeatInterval().toSeconds());
     EventRoutes.mount(api, services.pool());
     AuditRoutes.mount(api, services.pool());

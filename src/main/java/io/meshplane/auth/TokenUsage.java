@@ -19,7 +19,7 @@ public final class TokenUsage {
   private static final Logger LOG = LoggerFactory.getLogger(TokenUsage.class);
   private static final String FLUSH_SQL = """
       UPDATE tokens t SET last_used_at = GREATEST(COALESCE(t.last_used_at, u.at), u.at)
-      FROM (SELECT id, to_timestamp(ms / 1000.0) AS at FROM UNNEST($1::text[], $2::int8[]) AS x(id, ms)) u
+      FROM (SELECT id, (timestamptz 'epoch' + ms * interval '1 millisecond') AS at FROM UNNEST($1::text[], $2::int8[]) AS x(id, ms)) u
       WHERE t.id = u.id""";
 
   private final ConcurrentHashMap<String, Long> pending = new ConcurrentHashMap<>();

@@ -4,7 +4,6 @@ import com.hazelcast.map.IMap;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
-import io.vertx.core.Vertx;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -13,28 +12,30 @@ import java.util.Map;
 /**
  * Group commit of heartbeats, one batcher per event loop. One cluster-map round trip per heartbeat
  * cannot reach the fleet's rate (measured: ~2,500/s for a route doing one {@code getAsync}); so the
- * heartbeats arriving on this event loop within a short window are written together with one
- * {@code setAllAsync}, which Hazelcast splits into one operation per owning member. Each request is
- * answered only once its batch is stored with its synchronous backup: an acknowledged heartbeat
- * survives the loss of a member.
+ * heartbeats of this event loop are written together with one {@code setAllAsync}, which Hazelcast
+ * splits into one operation per owning member. Batching is adaptive, not timed: the first heartbeat
+ * after an idle moment is written at the end of the current event-loop turn (no added wait); while
+ * {@link #MAX_IN_FLIGHT} writes are under way, newcomers gather and go together as soon as one returns.
+ * Light load gets the lowest latency, heavy load the largest batches.
  *
- * <p>Not thread-safe by design: only its own event loop touches it.
+ * <p>Each request is answered only once its batch is stored with its synchronous backup: an
+ * acknowledged heartbeat survives the loss of a member. Not thread-safe by design: only its own event
+ * loop touches it.
  */
 public final class HeartbeatBatcher {
-  private final Vertx vertx;
+  static final int MAX_IN_FLIGHT = 2;
+
   private final Context context;
   private final IMap<String, LiveNode> map;
-  private final long windowMs;
   private final int maxBatch;
   private Map<String, LiveNode> batch = new HashMap<>();
   private List<Promise<Void>> waiters = new ArrayList<>();
-  private boolean timerSet;
+  private boolean flushScheduled;
+  private int inFlight;
 
-  public HeartbeatBatcher(Vertx vertx, Context context, IMap<String, LiveNode> map, long windowMs, int maxBatch) {
-    this.vertx = vertx;
+  public HeartbeatBatcher(Context context, IMap<String, LiveNode> map, int maxBatch) {
     this.context = context;
     this.map = map;
-    this.windowMs = windowMs;
     this.maxBatch = maxBatch;
   }
 
@@ -43,29 +44,34 @@ public final class HeartbeatBatcher {
     Promise<Void> p = Promise.promise();
     batch.put(nodeId, live);
     waiters.add(p);
-    if (batch.size() >= maxBatch) {
-      flush();
-    } else if (!timerSet) {
-      timerSet = true;
-      vertx.setTimer(windowMs, t -> {
-        timerSet = false;
-        flush();
-      });
-    }
+    scheduleFlush();
     return p.future();
   }
 
+  private void scheduleFlush() {
+    if (flushScheduled || batch.isEmpty()) return;
+    if (inFlight < MAX_IN_FLIGHT || batch.size() >= maxBatch) {
+      flushScheduled = true;
+      // after the reads of this event-loop turn, so requests arriving together go together
+      context.runOnContext(v -> flush());
+    }
+  }
+
   private void flush() {
+    flushScheduled = false;
     if (batch.isEmpty()) return;
     Map<String, LiveNode> writing = batch;
     List<Promise<Void>> answering = waiters;
     batch = new HashMap<>();
     waiters = new ArrayList<>();
+    inFlight++;
     map.setAllAsync(writing).whenComplete((v, err) -> context.runOnContext(x -> {
+      inFlight--;
       for (Promise<Void> p : answering) {
         if (err == null) p.complete();
         else p.fail(err);
       }
+      scheduleFlush();
     }));
   }
 }

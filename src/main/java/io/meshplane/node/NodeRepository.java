@@ -93,11 +93,11 @@ public final class NodeRepository {
   public Future<Integer> flushLive(String[] ids, Long[] heartbeats, String[] endpoints, String[] routes, String[] relays,
       String[] telemetry) {
     String sql = """
-        UPDATE nodes n SET heartbeat_at = to_timestamp(u.hb / 1000.0),
+        UPDATE nodes n SET heartbeat_at = (timestamptz 'epoch' + u.hb * interval '1 millisecond'),
                endpoints = string_to_array(u.ep, ','), routes = string_to_array(u.rt, ','),
                reported_relay = u.relay, telemetry = u.tel::jsonb
         FROM UNNEST($1::text[], $2::int8[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(id, hb, ep, rt, relay, tel)
-        WHERE n.id = u.id AND (n.heartbeat_at IS NULL OR n.heartbeat_at <= to_timestamp(u.hb / 1000.0))""";
+        WHERE n.id = u.id AND (n.heartbeat_at IS NULL OR n.heartbeat_at <= (timestamptz 'epoch' + u.hb * interval '1 millisecond'))""";
     return pool.preparedQuery(sql)
         .execute(Tuple.tuple().addArrayOfString(ids).addArrayOfLong(heartbeats).addArrayOfString(endpoints)
             .addArrayOfString(routes).addArrayOfString(relays).addArrayOfString(telemetry))
@@ -108,7 +108,7 @@ public final class NodeRepository {
   public Future<Integer> insertEvents(String[] eventIds, Long[] at, String[] types, String[] nodeIds, Long[] lastHeartbeat) {
     String sql = """
         INSERT INTO node_events (id, at, type, node_id, node_name, team, environment, last_heartbeat)
-        SELECT u.eid, to_timestamp(u.at / 1000.0), u.type, n.id, n.name, n.team, n.environment, to_timestamp(u.hb / 1000.0)
+        SELECT u.eid, (timestamptz 'epoch' + u.at * interval '1 millisecond'), u.type, n.id, n.name, n.team, n.environment, (timestamptz 'epoch' + u.hb * interval '1 millisecond')
         FROM UNNEST($1::text[], $2::int8[], $3::text[], $4::text[], $5::int8[]) AS u(eid, at, type, node_id, hb)
         JOIN nodes n ON n.id = u.node_id
         ON CONFLICT (id) DO NOTHING""";

@@ -31,7 +31,7 @@ class CliProcessTest {
   /** @param stdout where stdout goes separately from the log (stderr); null = both to {@code log} */
   private Process launch(Map<String, String> env, Path log, Path stdout, String... args) throws Exception {
     List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx256m", "-Dhazelcast.wait.seconds.before.join=1",
+        "-Xmx256m", "-Dhazelcast.wait.seconds.before.join=1", "-Djava.util.concurrent.ForkJoinPool.common.parallelism=4",
         "--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
         "-cp", System.getProperty("java.class.path"), "io.meshplane.Main"));
     cmd.addAll(List.of(args));

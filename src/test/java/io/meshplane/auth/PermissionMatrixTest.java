@@ -44,8 +44,16 @@ class PermissionMatrixTest {
     EXPECTED.put("POST /v1/auth/tokens/{id}/rotate", Permission.TOKENS_WRITE);
     EXPECTED.put("GET /v1/auth/whoami", null);
     EXPECTED.put("GET /v1/audit", Permission.AUDIT_READ);
+    EXPECTED.put("POST /v1/nodes", Permission.NODES_ENROLL);
+    EXPECTED.put("GET /v1/nodes", Permission.NODES_READ);
+    EXPECTED.put("GET /v1/nodes/{id}", Permission.NODES_READ);
+    EXPECTED.put("DELETE /v1/nodes/{id}", Permission.NODES_OPERATE);
+    EXPECTED.put("POST /v1/nodes/{id}/heartbeat", Permission.HEARTBEAT);
+    EXPECTED.put("GET /v1/events", Permission.EVENTS_READ);
   }
 
+  /** The node the matrix's agent token belongs to: its own heartbeat route is the one it may call. */
+  static final String AGENT_NODE = "nd_01m8000000000000000000000a";
   static TestDatabase db;
   static TestReplicas replicas;
   static Meshplane app;
@@ -111,7 +119,7 @@ class PermissionMatrixTest {
       tokens.put(s, Tokens.issue(app, "team-a", "prod", s).jwt());
     }
     tokens.put(Surface.AGENT, Tokens.issue(app, "agent", new Scope("team-a", "prod", Surface.AGENT),
-        "nd_01m8000000000000000000000a", Instant.now().plus(Duration.ofDays(1))).jwt());
+        AGENT_NODE, Instant.now().plus(Duration.ofDays(1))).jwt());
     List<String> mismatches = new ArrayList<>();
     for (Map.Entry<String, Permission> row : EXPECTED.entrySet()) {
       for (Surface s : Surface.values()) {
@@ -127,7 +135,9 @@ class PermissionMatrixTest {
 
   private HttpResponse<Buffer> call(String route, String token) {
     String[] parts = route.split(" ", 2);
-    String path = parts[1].replace("{id}", "tok_01m8000000000000000000000z");
+    String path = parts[1].startsWith("/v1/nodes/{id}")
+        ? parts[1].replace("{id}", AGENT_NODE)
+        : parts[1].replace("{id}", "tok_01m8000000000000000000000z");
     HttpMethod method = HttpMethod.valueOf(parts[0]);
     JsonObject body = method == HttpMethod.POST ? new JsonObject() : null;
     return http.send(method, app.coordinatorPort(), path, token, body);

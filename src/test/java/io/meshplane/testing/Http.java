@@ -43,6 +43,21 @@ public final class Http implements AutoCloseable {
     return await(r.sendBuffer(body));
   }
 
+  /** Sends without waiting, for bursts. */
+  public io.vertx.core.Future<HttpResponse<Buffer>> sendAsync(HttpMethod method, int port, String path, String bearer, JsonObject body) {
+    HttpRequest<Buffer> r = request(method, port, path);
+    if (bearer != null) r.bearerTokenAuthentication(bearer);
+    return body == null ? r.send() : r.sendJsonObject(body);
+  }
+
+  public static <T> T await(io.vertx.core.Future<T> f, int seconds) {
+    try {
+      return f.await(seconds, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new AssertionError("no answer within " + seconds + " s", e);
+    }
+  }
+
   private static <T> T await(io.vertx.core.Future<T> f) {
     try {
       return f.await(20, TimeUnit.SECONDS);

@@ -1,0 +1,78 @@
+package io.meshplane.heartbeat;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Http;
+import io.meshplane.testing.Nodes;
+import io.meshplane.testing.PgProxy;
+import io.meshplane.testing.TestDatabase;
+import io.meshplane.testing.TestReplicas;
+import io.meshplane.testing.Tokens;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** PostgreSQL unreachable: heartbeats keep being accepted, durable writes answer 503, and the database catches up after. */
+@Timeout(180)
+class DatabaseOutageTest {
+  @Test
+  void heartbeatsSurviveADatabaseOutageAndTheDatabaseCatchesUp() throws Exception {
+    try (TestDatabase db = TestDatabase.create(); PgProxy proxy = new PgProxy(); TestReplicas replicas = new TestReplicas(1);
+         Http http = new Http()) {
+      Meshplane app = replicas.start(0, db.url("127.0.0.1", proxy.port()), Map.of("writebehind.flush_interval", "300ms"));
+      int port = app.coordinatorPort();
+      String root = Tokens.admin(app);
+      Nodes.Enrolled n = Nodes.enroll(http, port, root, "outage", "web", "prod");
+      assertEquals(200, beat(http, port, n, 0).statusCode());
+
+      proxy.cut();
+      long last = 0;
+      for (int i = 1; i <= 20; i++) {
+        HttpResponse<Buffer> r = beat(http, port, n, i);
+        assertEquals(200, r.statusCode(), "heartbeats are accepted while PostgreSQL is down: " + r.bodyAsString());
+        last = Instant.parse(r.bodyAsJsonObject().getString("server_time")).toEpochMilli();
+        Thread.sleep(50);
+      }
+      HttpResponse<Buffer> enroll = http.send(HttpMethod.POST, port, "/v1/nodes", root,
+          new JsonObject().put("name", "during-outage").put("public_key", Nodes.key()).put("team", "web").put("environment", "prod"));
+      assertEquals(503, enroll.statusCode(), enroll.bodyAsString());
+      assertEquals("unavailable", enroll.bodyAsJsonObject().getString("code"));
+      Thread.sleep(1000);
+      String metrics = http.get(port, "/metrics").bodyAsString();
+      assertTrue(metrics.contains("mesh_writebehind_backlog 1.0"), "the backlog is reported");
+      assertTrue(!metrics.contains("mesh_writebehind_failures_total 0.0"), "failed flushes are counted");
+      assertEquals(503, http.get(port, "/readyz").statusCode(), "not ready without PostgreSQL");
+
+      proxy.restore();
+      long deadline = System.currentTimeMillis() + 20_000;
+      long stored = -1;
+      while (System.currentTimeMillis() < deadline) {
+        try (Connection c = db.connect(); Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT (extract(epoch FROM heartbeat_at) * 1000)::bigint FROM nodes WHERE id = '" + n.id() + "'")) {
+          rs.next();
+          stored = rs.getLong(1);
+        }
+        if (stored == last) break;
+        Thread.sleep(200);
+      }
+      assertEquals(last, stored, "the database caught up with the last accepted heartbeat");
+      assertEquals(201, http.send(HttpMethod.POST, port, "/v1/nodes", root,
+          new JsonObject().put("name", "after-outage").put("public_key", Nodes.key()).put("team", "web").put("environment", "prod"))
+          .statusCode());
+    }
+  }
+
+  static HttpResponse<Buffer> beat(Http http, int port, Nodes.Enrolled n, int i) {
+    return http.send(HttpMethod.POST, port, "/v1/nodes/" + n.id() + "/heartbeat", n.token(), Nodes.beat(i));
+  }
+}

@@ -1,0 +1,291 @@
+package io.meshplane.node;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.meshplane.app.Meshplane;
+import io.meshplane.auth.Surface;
+import io.meshplane.testing.Http;
+import io.meshplane.testing.Nodes;
+import io.meshplane.testing.TestDatabase;
+import io.meshplane.testing.TestReplicas;
+import io.meshplane.testing.Tokens;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Enrollment, inventory, heartbeat and write-behind across two real replicas. */
+@Timeout(240)
+class NodeLifecycleTest {
+  /** Long enough that a burst of 200 heartbeats surely fits in one interval even on a busy 2-core machine. */
+  static final long FLUSH_MS = 2000;
+  static TestDatabase db;
+  static TestReplicas replicas;
+  static Meshplane a;
+  static Meshplane b;
+  static Http http;
+  static String root;
+
+  @BeforeAll
+  static void start() throws Exception {
+    db = TestDatabase.create();
+    replicas = new TestReplicas(2);
+    a = replicas.start(0, db.url(), Map.of("writebehind.flush_interval", FLUSH_MS + "ms"));
+    b = replicas.start(1, db.url(), Map.of("writebehind.flush_interval", FLUSH_MS + "ms"));
+    http = new Http();
+    root = Tokens.admin(a);
+    try (Connection c = db.connect(); Statement st = c.createStatement()) {
+      // counts every row write the write-behind makes (test schema only)
+      st.execute("CREATE TABLE test_node_writes (node_id text, at timestamptz DEFAULT clock_timestamp())");
+      st.execute("CREATE FUNCTION test_count_write() RETURNS trigger AS $$ BEGIN "
+          + "INSERT INTO test_node_writes (node_id) VALUES (NEW.id); RETURN NEW; END $$ LANGUAGE plpgsql");
+      st.execute("CREATE TRIGGER test_count_write AFTER UPDATE ON nodes FOR EACH ROW EXECUTE FUNCTION test_count_write()");
+    }
+  }
+
+  @AfterAll
+  static void stop() {
+    if (http != null) http.close();
+    if (replicas != null) replicas.close();
+    if (db != null) db.close();
+  }
+
+  static HttpResponse<Buffer> beat(Meshplane on, Nodes.Enrolled n, JsonObject body) {
+    return http.send(HttpMethod.POST, on.coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat", n.token(), body);
+  }
+
+  static JsonObject problem(HttpResponse<Buffer> r, int status, String code) {
+    assertEquals(status, r.statusCode(), r.bodyAsString());
+    assertEquals(code, r.bodyAsJsonObject().getString("code"), r.bodyAsString());
+    return r.bodyAsJsonObject();
+  }
+
+  static long scalar(String sql) throws Exception {
+    try (Connection c = db.connect(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  @Test
+  void enrollmentGivesAUniqueAddressAndAnAgentCredentialForThatNodeOnly() {
+    Nodes.Enrolled n = Nodes.enroll(http, a.coordinatorPort(), root, "enroll-1", "web", "prod");
+    JsonObject node = n.node();
+    assertTrue(node.getString("address").matches("100\\.(6[4-9]|[7-9]\\d|1[01]\\d|12[0-7])\\.\\d+\\.\\d+/32"), node.getString("address"));
+    for (String field : new String[] {"endpoints", "tags", "routes", "services", "ingress", "acl_matches"}) {
+      assertTrue(node.getValue(field) instanceof JsonArray, field);
+    }
+    assertEquals("pending", node.getString("status"));
+    assertNull(node.getValue("heartbeat"));
+    JsonObject me = http.get(a.coordinatorPort(), "/v1/auth/whoami", n.token()).bodyAsJsonObject();
+    assertEquals("agent", me.getJsonObject("scope").getString("surface"));
+    assertEquals(n.id(), me.getString("node_id"));
+    assertEquals(List.of("heartbeat"), me.getJsonArray("permissions").getList());
+    problem(http.get(a.coordinatorPort(), "/v1/nodes", n.token()), 403, "forbidden");
+    problem(http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes", root,
+        new JsonObject().put("name", "enroll-1").put("public_key", Nodes.key()).put("team", "web").put("environment", "prod")), 409, "conflict");
+  }
+
+  @Test
+  void concurrentEnrollmentsOnBothReplicasGetDistinctAddresses() {
+    List<Future<HttpResponse<Buffer>>> all = new ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      Meshplane on = i % 2 == 0 ? a : b;
+      all.add(http.sendAsync(HttpMethod.POST, on.coordinatorPort(), "/v1/nodes", root,
+          new JsonObject().put("name", "conc-" + i).put("public_key", Nodes.key()).put("team", "conc").put("environment", "prod")));
+    }
+    Set<String> addresses = new HashSet<>();
+    for (Future<HttpResponse<Buffer>> f : all) {
+      HttpResponse<Buffer> r = Http.await(f, 30);
+      assertEquals(201, r.statusCode(), r.bodyAsString());
+      addresses.add(r.bodyAsJsonObject().getJsonObject("node").getString("address"));
+    }
+    assertEquals(40, addresses.size());
+  }
+
+  @Test
+  void aHeartbeatOnOneReplicaShowsOnTheOtherAtOnce() {
+    Nodes.Enrolled n = Nodes.enroll(http, a.coordinatorPort(), root, "hb-1", "web", "prod");
+    HttpResponse<Buffer> r = beat(a, n, Nodes.beat(7));
+    assertEquals(200, r.statusCode(), r.bodyAsString());
+    JsonObject resp = r.bodyAsJsonObject();
+    assertEquals(30, resp.getInteger("interval_s"));
+    assertEquals(new JsonObject().put("version", 0).put("unchanged", true), resp.getJsonObject("peers"));
+    assertEquals(new JsonArray(), resp.getJsonArray("commands"));
+    JsonObject onB = http.get(b.coordinatorPort(), "/v1/nodes/" + n.id(), root).bodyAsJsonObject();
+    assertEquals(resp.getString("server_time"), onB.getString("heartbeat"));
+    assertEquals("online", onB.getString("status"));
+    assertEquals(new JsonArray().add("198.51.100.8:40007"), onB.getJsonArray("endpoints"));
+    assertEquals(new JsonArray().add("10.7.0.0/24 via hb-1"), onB.getJsonArray("routes"));
+    assertEquals(7, onB.getJsonObject("telemetry").getInteger("seq"));
+    JsonObject all = http.get(b.coordinatorPort(), "/v1/nodes?name_prefix=hb-", root).bodyAsJsonObject();
+    assertEquals("online", all.getJsonArray("items").getJsonObject(0).getString("status"), "the list overlays live state too");
+  }
+
+  @Test
+  void twoHundredHeartbeatsWithinAFlushIntervalCostAtMostTwoRowWrites() throws Exception {
+    Nodes.Enrolled n = Nodes.enroll(http, a.coordinatorPort(), root, "coalesce", "web", "prod");
+    Thread.sleep(FLUSH_MS + 500); // let any flush of the enrollment settle
+    long before = scalar("SELECT count(*) FROM test_node_writes WHERE node_id = '" + n.id() + "'");
+    long t0 = System.nanoTime();
+    List<Future<HttpResponse<Buffer>>> burst = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      burst.add(http.sendAsync(HttpMethod.POST, (i % 2 == 0 ? a : b).coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat",
+          n.token(), Nodes.beat(i)));
+    }
+    for (Future<HttpResponse<Buffer>> f : burst) assertEquals(200, Http.await(f, 30).statusCode());
+    long ms = (System.nanoTime() - t0) / 1_000_000;
+    Thread.sleep(2 * FLUSH_MS + 500);
+    long writes = scalar("SELECT count(*) FROM test_node_writes WHERE node_id = '" + n.id() + "'") - before;
+    System.out.println("200 heartbeats in " + ms + " ms -> " + writes + " row writes");
+    assertTrue(ms < FLUSH_MS, "the burst fits in one flush interval: " + ms + " ms");
+    assertTrue(writes >= 1 && writes <= 2, writes + " row writes for 200 heartbeats within " + ms + " ms");
+    String live = http.get(a.coordinatorPort(), "/v1/nodes/" + n.id(), root).bodyAsJsonObject().getString("heartbeat");
+    assertEquals(Instant.parse(live).toEpochMilli(),
+        scalar("SELECT (extract(epoch FROM heartbeat_at) * 1000)::bigint FROM nodes WHERE id = '" + n.id() + "'"),
+        "the row holds the live (last written) heartbeat");
+  }
+
+  @Test
+  void afterABurstFromAThousandNodesTheDatabaseHoldsEveryLastHeartbeatWithinThreeFlushes() throws Exception {
+    List<Nodes.Enrolled> fleet = new ArrayList<>();
+    for (int i = 0; i < 1000; i++) fleet.add(Nodes.enroll(http, (i % 2 == 0 ? a : b).coordinatorPort(), root, "fleet-" + i, "fleet", "prod"));
+    Map<String, Long> lastAccepted = new HashMap<>();
+    for (int round = 0; round < 2; round++) {
+      List<Future<HttpResponse<Buffer>>> burst = new ArrayList<>();
+      for (int i = 0; i < fleet.size(); i++) {
+        Nodes.Enrolled n = fleet.get(i);
+        burst.add(http.sendAsync(HttpMethod.POST, (i % 2 == round ? a : b).coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat",
+            n.token(), Nodes.beat(i + round)));
+      }
+      for (int i = 0; i < burst.size(); i++) {
+        HttpResponse<Buffer> r = Http.await(burst.get(i), 60);
+        assertEquals(200, r.statusCode(), r.bodyAsString());
+        lastAccepted.put(fleet.get(i).id(), Instant.parse(r.bodyAsJsonObject().getString("server_time")).toEpochMilli());
+      }
+    }
+    long deadline = System.currentTimeMillis() + 3 * FLUSH_MS;
+    Map<String, Long> stored = new HashMap<>();
+    do {
+      stored.clear();
+      try (Connection c = db.connect(); Statement st = c.createStatement();
+           ResultSet rs = st.executeQuery("SELECT id, (extract(epoch FROM heartbeat_at) * 1000)::bigint FROM nodes WHERE team = 'fleet'")) {
+        while (rs.next()) stored.put(rs.getString(1), rs.getObject(2) == null ? null : rs.getLong(2));
+      }
+      if (stored.equals(lastAccepted)) break;
+      Thread.sleep(100);
+    } while (System.currentTimeMillis() < deadline);
+    assertEquals(lastAccepted, stored, "every row holds its node's last accepted heartbeat");
+  }
+
+  @Test
+  void malformedHeartbeatsAre400NamingTheFieldAndChangeNothing() {
+    Nodes.Enrolled n = Nodes.enroll(http, a.coordinatorPort(), root, "bad-input", "web", "prod");
+    assertEquals(200, beat(a, n, Nodes.beat(1)).statusCode());
+    String before = http.get(a.coordinatorPort(), "/v1/nodes/" + n.id(), root).bodyAsJsonObject().getString("heartbeat");
+    Map<String, JsonObject> cases = new LinkedHashMap<>();
+    cases.put("endpoints[0]", new JsonObject().put("endpoints", new JsonArray().add("198.51.100.7")));
+    cases.put("endpoints[1]", new JsonObject().put("endpoints", new JsonArray().add("1.2.3.4:1").add("300.1.1.1:80")));
+    cases.put("endpoints", new JsonObject().put("endpoints", "1.2.3.4:5"));
+    cases.put("public_key", new JsonObject().put("public_key", "dG9vIHNob3J0"));
+    cases.put("routes[0]", new JsonObject().put("routes", new JsonArray().add("10.1.0.1/24")));
+    cases.put("routes[0] ", new JsonObject().put("routes", new JsonArray().add("10.1.0.0/33")));
+    cases.put("services[0]", new JsonObject().put("services", new JsonArray().add("ssh")));
+    cases.put("telemetry", new JsonObject().put("telemetry", new JsonObject().put("blob", "x".repeat(5000))));
+    cases.put("telemetry ", new JsonObject().put("telemetry", "fast"));
+    cases.put("ingress[0].state", new JsonObject().put("ingress", new JsonArray().add(new JsonObject().put("name", "web").put("state", "open"))));
+    cases.put("command_results[0].id", new JsonObject().put("command_results", new JsonArray().add(new JsonObject().put("id", "x").put("status", "succeeded"))));
+    cases.put("known.peers", new JsonObject().put("known", new JsonObject().put("peers", -1)));
+    cases.put("relay", new JsonObject().put("relay", "Not A Relay!"));
+    for (Map.Entry<String, JsonObject> c : cases.entrySet()) {
+      JsonObject p = problem(beat(a, n, c.getValue()), 400, "invalid_request");
+      assertEquals(c.getKey().trim(), p.getJsonArray("errors").getJsonObject(0).getString("field"), c.getValue().encode());
+    }
+    assertEquals(before, http.get(a.coordinatorPort(), "/v1/nodes/" + n.id(), root).bodyAsJsonObject().getString("heartbeat"),
+        "nothing was applied");
+  }
+
+  @Test
+  void malformedEnrollmentsAre400NamingTheField() throws Exception {
+    long before = scalar("SELECT count(*) FROM nodes");
+    Map<String, JsonObject> cases = new LinkedHashMap<>();
+    JsonObject ok = new JsonObject().put("name", "ok-name").put("public_key", Nodes.key()).put("team", "web").put("environment", "prod");
+    cases.put("name", ok.copy().put("name", "Bad_Name"));
+    cases.put("name ", ok.copy().put("name", "x".repeat(64)));
+    cases.put("name  ", ok.copy().put("name", 5));
+    cases.put("public_key", ok.copy().put("public_key", "not base64!"));
+    cases.put("public_key ", ok.copy().putNull("public_key"));
+    cases.put("tags[0]", ok.copy().put("tags", new JsonArray().add("web")));
+    cases.put("tags", ok.copy().put("tags", "tag:web"));
+    cases.put("team", ok.copy().put("team", "Web"));
+    cases.put("team ", removed(ok, "team"));
+    for (Map.Entry<String, JsonObject> c : cases.entrySet()) {
+      JsonObject p = problem(http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes", root, c.getValue()), 400, "invalid_request");
+      assertEquals(c.getKey().trim(), p.getJsonArray("errors").getJsonObject(0).getString("field"), c.getValue().encode());
+    }
+    assertEquals(before, scalar("SELECT count(*) FROM nodes"));
+  }
+
+  private static JsonObject removed(JsonObject o, String key) {
+    JsonObject c = o.copy();
+    c.remove(key);
+    return c;
+  }
+
+  @Test
+  void anotherNodesCredentialIs403AndADeletedNodesCredentialIs401Everywhere() {
+    Nodes.Enrolled x = Nodes.enroll(http, a.coordinatorPort(), root, "cred-x", "web", "prod");
+    Nodes.Enrolled y = Nodes.enroll(http, a.coordinatorPort(), root, "cred-y", "web", "prod");
+    problem(http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes/" + y.id() + "/heartbeat", x.token(), Nodes.beat(1)), 403, "forbidden");
+    String monitoring = Tokens.issue(a, "web", "prod", Surface.MONITORING).jwt();
+    problem(http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes/" + y.id() + "/heartbeat", monitoring, Nodes.beat(1)), 403, "forbidden");
+    assertEquals(200, beat(b, x, Nodes.beat(2)).statusCode());
+
+    String operator = Tokens.issue(a, "web", "prod", Surface.OPERATOR).jwt();
+    String otherTeam = Tokens.issue(a, "db", "prod", Surface.OPERATOR).jwt();
+    problem(http.send(HttpMethod.DELETE, a.coordinatorPort(), "/v1/nodes/" + x.id(), otherTeam, null), 404, "not_found");
+    problem(http.get(a.coordinatorPort(), "/v1/nodes/" + x.id(), otherTeam), 404, "not_found");
+    assertFalse(http.get(a.coordinatorPort(), "/v1/nodes?limit=1000", otherTeam).bodyAsString().contains(x.id()));
+    assertEquals(204, http.send(HttpMethod.DELETE, a.coordinatorPort(), "/v1/nodes/" + x.id(), operator, null).statusCode());
+    problem(beat(a, x, Nodes.beat(3)), 401, "token_revoked");
+    problem(beat(b, x, Nodes.beat(3)), 401, "token_revoked");
+    problem(http.get(b.coordinatorPort(), "/v1/nodes/" + x.id(), root), 404, "not_found");
+    assertEquals(200, beat(b, y, Nodes.beat(4)).statusCode(), "other nodes are untouched");
+  }
+
+  @Test
+  void aTokenScopedToOneTeamCannotEnrollIntoAnother() {
+    String enrollment = Tokens.issue(a, "web", "prod", Surface.ENROLLMENT).jwt();
+    problem(http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes", enrollment,
+        new JsonObject().put("name", "sneaky").put("public_key", Nodes.key()).put("team", "db")), 403, "forbidden");
+    HttpResponse<Buffer> r = http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes", enrollment,
+        new JsonObject().put("name", "defaulted").put("public_key", Nodes.key()));
+    assertEquals(201, r.statusCode(), r.bodyAsString());
+    assertEquals("web", r.bodyAsJsonObject().getJsonObject("node").getString("team"), "team defaults to the token's");
+    String pipeline = Tokens.issue(a, "web", "prod", Surface.PIPELINE).jwt();
+    problem(http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes", pipeline,
+        new JsonObject().put("name", "never").put("public_key", Nodes.key())), 403, "forbidden");
+    assertNotEquals(403, http.get(a.coordinatorPort(), "/v1/nodes", pipeline).statusCode());
+  }
+}
