@@ -15,7 +15,6 @@ import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * {@code POST /v1/nodes/{id}/heartbeat} (SPEC §5), the hot path: token from the verifier's cache, strict
@@ -37,8 +36,7 @@ public final class HeartbeatRoutes {
       }
       HeartbeatRequest hb = HeartbeatRequest.parse(JsonBodies.object(ctx));
       long now = System.currentTimeMillis();
-      LiveNode live = new LiveNode(caller.scope().team(), caller.scope().environment(), now,
-          ThreadLocalRandom.current().nextLong(), true, orEmpty(hb.endpoints()), hb.publicKey() == null ? "" : hb.publicKey(),
+      LiveNode live = new LiveNode(now, true, orEmpty(hb.endpoints()), hb.publicKey() == null ? "" : hb.publicKey(),
           hb.relay() == null ? "" : hb.relay(), orEmpty(hb.routes()), hb.telemetry());
       return batcher.submit(id, live)
           .recover(t -> Future.failedFuture(ApiError.unavailable("the live state could not be stored; retry")))

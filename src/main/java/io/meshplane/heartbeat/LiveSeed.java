@@ -26,7 +26,7 @@ public final class LiveSeed {
     while (true) {
       List<NodeRecord> page = Blocking.await(nodes.withHeartbeat(after, PAGE), Duration.ofMinutes(1), "reading nodes to seed");
       for (NodeRecord r : page) {
-        LiveNode n = new LiveNode(r.team(), r.environment(), r.heartbeatAt().toEpochMilli(), 0, false, r.endpoints(), "",
+        LiveNode n = new LiveNode(r.heartbeatAt().toEpochMilli(), false, r.endpoints(), "",
             r.reportedRelay(), r.routes(), r.telemetry());
         if (map.putIfAbsent(r.id(), n) == null) added++;
       }

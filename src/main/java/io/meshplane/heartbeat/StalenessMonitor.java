@@ -39,6 +39,10 @@ public final class StalenessMonitor extends VerticleBase {
   private long timer = -1;
   private boolean running;
   private long lastPendingCount;
+  private int scannedUpTo = Integer.MIN_VALUE;
+  private long lastFullScan;
+  /** A full scan now and then catches entries that arrived with old heartbeats (migrations, seeding). */
+  static final long FULL_SCAN_EVERY_MS = 30_000;
 
   public StalenessMonitor(HazelcastInstance hz, LiveState live, Staleness staleness, NodeRepository nodes, MeshMetrics metrics) {
     this.hz = hz;
@@ -75,7 +79,15 @@ public final class StalenessMonitor extends VerticleBase {
 
   void scan(long now) {
     if (!staleness.inGrace(now)) {
-      Set<String> old = map.localKeySet(Predicates.lessThan(LiveNode.HEARTBEAT_FIELD, staleness.cutoff(now)));
+      // By second through the index (a superset at the boundary), then exactly by millisecond below.
+      // Usually only the seconds that crossed the cutoff since the last scan; all of them on a full scan.
+      int cutoff = LiveNode.second(staleness.cutoff(now));
+      boolean full = scannedUpTo == Integer.MIN_VALUE || now - lastFullScan >= FULL_SCAN_EVERY_MS;
+      Set<String> old = map.localKeySet(full
+          ? Predicates.lessEqual(LiveNode.HEARTBEAT_SECOND_FIELD, cutoff)
+          : Predicates.between(LiveNode.HEARTBEAT_SECOND_FIELD, scannedUpTo - 2, cutoff));
+      if (full) lastFullScan = now;
+      scannedUpTo = cutoff;
       for (String id : old) {
         if (stale.containsKey(id)) continue;
         LiveNode n = map.get(id);

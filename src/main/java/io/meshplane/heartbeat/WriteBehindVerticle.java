@@ -23,10 +23,19 @@ import org.slf4j.LoggerFactory;
  * flush). So a node costs at most one row write per flush interval however often it beats, and since
  * the mark lives in the entry (with its backup), a crashed member's backlog is flushed by the new owner.
  * PostgreSQL down: nothing is cleared, the backlog (at most one entry per node) waits and is reported.
+ *
+ * <p>Finding the dirty entries uses the heartbeat-time index: an entry becomes dirty only when a
+ * heartbeat writes it, stamped with the time it was accepted, so after a complete flush that started at
+ * T everything still dirty was written after about T. The next flush looks at {@code heartbeatAt >=
+ * T - margin} (the margin covers clock differences between replicas and the flush's own duration). A
+ * full sweep every {@link #SWEEP_EVERY_MS} (and on start) catches anything outside the window, such
+ * as the backlog of a dead member whose partitions this member took over.
  */
 public final class WriteBehindVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(WriteBehindVerticle.class);
   static final int BATCH = 2000;
+  static final long SWEEP_EVERY_MS = 60_000;
+  static final long CLOCK_MARGIN_MS = 5_000;
 
   private final IMap<String, LiveNode> map;
   private final NodeRepository nodes;
@@ -34,6 +43,9 @@ public final class WriteBehindVerticle extends VerticleBase {
   private final Duration interval;
   private long timer = -1;
   private boolean running;
+  /** Dirty entries are looked for at or after this heartbeat time; MIN_VALUE = sweep everything. */
+  private long window = Long.MIN_VALUE;
+  private long lastSweep;
 
   public WriteBehindVerticle(LiveState live, NodeRepository nodes, MeshMetrics metrics, Duration interval) {
     this.map = live.map();
@@ -67,18 +79,29 @@ public final class WriteBehindVerticle extends VerticleBase {
 
   /** One flush of every dirty entry owned here. Runs on this worker's thread; batches go one after the other. */
   Future<Void> flush() {
+    long started = System.currentTimeMillis();
+    boolean sweep = window == Long.MIN_VALUE || started - lastSweep >= SWEEP_EVERY_MS;
     Set<String> dirty;
     try {
-      dirty = map.localKeySet(Predicates.equal(LiveNode.DIRTY_FIELD, true));
+      dirty = sweep
+          ? map.localKeySet(Predicates.equal(LiveNode.DIRTY_FIELD, true))
+          : map.localKeySet(Predicates.and(Predicates.greaterEqual(LiveNode.HEARTBEAT_SECOND_FIELD, LiveNode.second(window)),
+              Predicates.equal(LiveNode.DIRTY_FIELD, true)));
     } catch (RuntimeException e) {
       LOG.warn("write-behind: cannot read the live map: {}", e.getMessage());
       return Future.succeededFuture();
     }
+    if (sweep) lastSweep = started;
     metrics.writeBehindBacklog.set(dirty.size());
-    if (dirty.isEmpty()) return Future.succeededFuture();
-    Iterator<String> it = dirty.iterator();
-    return nextBatch(it);
+    failedThisRound = false;
+    Future<Void> done = dirty.isEmpty() ? Future.succeededFuture() : nextBatch(dirty.iterator());
+    return done.onComplete(ar -> {
+      // a complete, successful flush moves the window; after a failure the old window stays
+      if (!failedThisRound) window = started - interval.toMillis() - CLOCK_MARGIN_MS;
+    });
   }
+
+  private boolean failedThisRound;
 
   private Future<Void> nextBatch(Iterator<String> it) {
     if (!it.hasNext()) return Future.succeededFuture();
@@ -120,6 +143,7 @@ public final class WriteBehindVerticle extends VerticleBase {
           metrics.writeBehindBacklog.addAndGet(-cleared);
           return nextBatch(it);
         }, failure -> {
+          failedThisRound = true;
           metrics.writeBehindFailures.increment();
           LOG.warn("write-behind: batch of {} not written, kept dirty for the next flush: {}", n, failure.getMessage());
           return Future.succeededFuture();
