@@ -4,11 +4,14 @@ import io.meshplane.auth.Principal;
 import io.meshplane.http.Ids;
 import io.meshplane.http.RequestIds;
 import io.meshplane.http.Times;
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.vertx.core.Future;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.SqlClient;
 import io.vertx.sqlclient.Tuple;
+import java.time.Duration;
 import java.time.ZoneOffset;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,9 +29,23 @@ public final class AuditLog {
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)""";
 
   private final Pool pool;
+  /** Repeated denials of one actor for one action, audited at most once per window (see {@link #deniedRepeatable}). */
+  private final Cache<String, Boolean> recentDenials = Caffeine.newBuilder()
+      .maximumSize(100_000).expireAfterWrite(Duration.ofMinutes(10)).executor(Runnable::run).build();
 
   public AuditLog(Pool pool) {
     this.pool = pool;
+  }
+
+  /**
+   * For denials a machine repeats on its own schedule (an agent of a deleted node heartbeating every
+   * 30 s with its revoked credential): the first one in ten minutes per actor and action is audited,
+   * the repeats are not, so a zombie agent cannot turn the audit table into a write load.
+   */
+  public Future<Void> deniedRepeatable(AuditEvent e) {
+    String key = e.actorId() + " " + e.action();
+    if (recentDenials.asMap().putIfAbsent(key, Boolean.TRUE) != null) return Future.succeededFuture();
+    return denied(e);
   }
 
   /** An event for a request made with a token: actor, request id and source address come from the request. */

@@ -73,7 +73,7 @@ public final class SecuredRoutes {
         if (ar.cause() instanceof ApiError e && "token_revoked".equals(e.code())) {
           Principal known = verifier.attributable(authorization);
           if (known != null) {
-            audit.denied(denial(ctx, d, known)).onComplete(x -> ctx.fail(e));
+            audit.deniedRepeatable(denial(ctx, d, known)).onComplete(x -> ctx.fail(e));
             return;
           }
         }

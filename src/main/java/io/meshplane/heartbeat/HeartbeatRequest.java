@@ -56,7 +56,10 @@ public record HeartbeatRequest(
         f.error("telemetry", "must be an object");
       } else {
         telemetry = tel.encode();
-        if (telemetry.length() > MAX_TELEMETRY_BYTES) f.error("telemetry", "must be at most 4 KiB");
+        if (telemetry.length() > MAX_TELEMETRY_BYTES / 4
+            && telemetry.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_TELEMETRY_BYTES) {
+          f.error("telemetry", "must be at most 4 KiB (encoded as JSON)");
+        }
       }
     }
 

@@ -31,7 +31,8 @@ public final class HeartbeatRoutes {
       String id = ctx.pathParam("id");
       if (!id.equals(caller.nodeId())) {
         ApiError denied = ApiError.forbidden("this credential belongs to another node");
-        return audit.denied(AuditLog.event(ctx, caller, "node.heartbeat", "node", id, AuditEvent.DENIED,
+        String target = io.meshplane.http.Ids.looksLike("nd", id) ? id : null;
+        return audit.deniedRepeatable(AuditLog.event(ctx, caller, "node.heartbeat", target == null ? null : "node", target, AuditEvent.DENIED,
             caller.scope().team(), caller.scope().environment())).compose(v -> Future.failedFuture(denied));
       }
       HeartbeatRequest hb = HeartbeatRequest.parse(JsonBodies.object(ctx));

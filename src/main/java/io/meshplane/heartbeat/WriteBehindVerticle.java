@@ -103,6 +103,20 @@ public final class WriteBehindVerticle extends VerticleBase {
 
   private boolean failedThisRound;
 
+  /**
+   * Fewer rows written than entries: some nodes were deleted (a heartbeat accepted just before the
+   * deletion can re-create a live entry after it was removed). Their entries are dropped here.
+   */
+  private Future<Void> dropLeftovers(String[] ids) {
+    return nodes.missing(ids).map(gone -> {
+      for (String id : gone) {
+        map.delete(id);
+        LOG.info("[node: {}] live entry of a deleted node dropped", id);
+      }
+      return null;
+    });
+  }
+
   private Future<Void> nextBatch(Iterator<String> it) {
     if (!it.hasNext()) return Future.succeededFuture();
     Set<String> keys = new java.util.HashSet<>();
@@ -131,7 +145,9 @@ public final class WriteBehindVerticle extends VerticleBase {
       relay[i] = l.relay();
       tel[i] = l.telemetry();
     }
-    return nodes.flushLive(ids.toArray(new String[0]), hb, ep, rt, relay, tel)
+    String[] idArray = ids.toArray(new String[0]);
+    return nodes.flushLive(idArray, hb, ep, rt, relay, tel)
+        .compose(written -> written == n ? Future.succeededFuture(written) : dropLeftovers(idArray).map(written))
         .compose(written -> {
           metrics.writeBehindBatchSize.record(n);
           int cleared = 0;

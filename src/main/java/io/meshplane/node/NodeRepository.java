@@ -1,5 +1,6 @@
 package io.meshplane.node;
 
+import io.meshplane.http.ApiError;
 import io.meshplane.http.Page;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgException;
@@ -48,8 +49,12 @@ public final class NodeRepository {
         .execute(Tuple.from(new Object[] {id, name, team, env, poolBase, publicKey, tags, odt(now), poolSize - 1}))
         .map(rows -> rows.size() == 0 ? null : rows.iterator().next().getString("address"))
         .recover(t -> {
-          if (t instanceof PgException pg && "23505".equals(pg.getSqlState()) && String.valueOf(pg.getConstraint()).contains("name")) {
-            return Future.failedFuture(new DuplicateName());
+          if (t instanceof PgException pg && "23505".equals(pg.getSqlState())) {
+            if (String.valueOf(pg.getConstraint()).contains("name")) return Future.failedFuture(new DuplicateName());
+            // an address handed out under an earlier nodes.address_pool: the next attempt takes the next one
+            if (String.valueOf(pg.getConstraint()).contains("address")) {
+              return Future.failedFuture(new ApiError(409, "conflict", "the allocated address is already in use; retry"));
+            }
           }
           return Future.failedFuture(t);
         });
@@ -102,6 +107,17 @@ public final class NodeRepository {
         .execute(Tuple.tuple().addArrayOfString(ids).addArrayOfLong(heartbeats).addArrayOfString(endpoints)
             .addArrayOfString(routes).addArrayOfString(relays).addArrayOfString(telemetry))
         .map(rows -> rows.rowCount());
+  }
+
+  /** Which of these ids have no node row (deleted): their live entries are leftovers to drop. */
+  public Future<List<String>> missing(String[] ids) {
+    return pool.preparedQuery("SELECT u.id FROM UNNEST($1::text[]) AS u(id) WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = u.id)")
+        .execute(Tuple.tuple().addArrayOfString(ids))
+        .map(rows -> {
+          List<String> out = new ArrayList<>();
+          for (Row r : rows) out.add(r.getString(0));
+          return out;
+        });
   }
 
   /** Records state transitions (node.stale / node.online); events of nodes deleted meanwhile are dropped. */

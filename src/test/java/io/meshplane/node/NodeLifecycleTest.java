@@ -275,6 +275,17 @@ class NodeLifecycleTest {
   }
 
   @Test
+  void aLiveEntryLeftBehindByADeletedNodeIsDroppedByTheWriteBehind() throws Exception {
+    // what a heartbeat racing a deletion leaves: a live entry with no node row
+    String orphan = "nd_01m8000000000000000000rphn";
+    a.services().live().map().set(orphan, new io.meshplane.heartbeat.LiveNode(System.currentTimeMillis(), true, new String[0], "", "",
+        new String[0], "{}"));
+    long deadline = System.currentTimeMillis() + 3 * FLUSH_MS + 2000;
+    while (a.services().live().map().containsKey(orphan) && System.currentTimeMillis() < deadline) Thread.sleep(100);
+    assertFalse(a.services().live().map().containsKey(orphan), "the leftover entry was dropped");
+  }
+
+  @Test
   void aTokenScopedToOneTeamCannotEnrollIntoAnother() {
     String enrollment = Tokens.issue(a, "web", "prod", Surface.ENROLLMENT).jwt();
     problem(http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes", enrollment,
