@@ -1,15 +1,13 @@
 package io.meshplane.auth;
 
 import io.meshplane.http.Page;
+import io.meshplane.app.Sql;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlClient;
 import io.vertx.sqlclient.Tuple;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
-import java.util.ArrayList;
 import java.util.List;
 
 /** The SQL of tokens. Every read is filtered by the caller's scope: what is outside does not exist. */
@@ -28,8 +26,8 @@ public final class TokenRepository {
   public Future<Void> insert(SqlClient client, TokenRecord t) {
     return client.preparedQuery("INSERT INTO tokens (" + COLUMNS + ") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)")
         .execute(Tuple.from(new Object[] {t.id(), t.name(), t.scope().team(), t.scope().environment(), t.scope().surface().wire,
-            t.nodeId(), t.keyId(), odt(t.expiresAt()), odt(t.createdAt()), t.createdBy(), odt(t.revokedAt()), odt(t.retireAt()),
-            t.rotatedTo(), odt(t.lastUsedAt())}))
+            t.nodeId(), t.keyId(), Sql.odt(t.expiresAt()), Sql.odt(t.createdAt()), t.createdBy(), Sql.odt(t.revokedAt()), Sql.odt(t.retireAt()),
+            t.rotatedTo(), Sql.odt(t.lastUsedAt())}))
         .mapEmpty();
   }
 
@@ -46,43 +44,31 @@ public final class TokenRepository {
         + (includeRevoked ? "" : " AND revoked_at IS NULL")
         + " AND ($3::text IS NULL OR id > $3) ORDER BY id LIMIT $4";
     return pool.preparedQuery(sql).execute(Tuple.of(caller.team(), caller.environment(), page.afterPart(0), page.fetch()))
-        .map(rows -> {
-          List<TokenRecord> out = new ArrayList<>();
-          for (Row r : rows) out.add(map(r));
-          return out;
-        });
+        .map(rows -> Sql.list(rows, TokenRepository::map));
   }
 
   public Future<Void> revoke(SqlClient client, String id, Instant at) {
     return client.preparedQuery("UPDATE tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL")
-        .execute(Tuple.of(id, odt(at))).mapEmpty();
+        .execute(Tuple.of(id, Sql.odt(at))).mapEmpty();
   }
 
   public Future<Void> retire(SqlClient client, String id, Instant retireAt, String rotatedTo) {
     return client.preparedQuery("UPDATE tokens SET retire_at = $2, rotated_to = $3 WHERE id = $1")
-        .execute(Tuple.of(id, odt(retireAt), rotatedTo)).mapEmpty();
+        .execute(Tuple.of(id, Sql.odt(retireAt), rotatedTo)).mapEmpty();
   }
 
   /** The tokens that must be refused before their expiry (revoked or retired), for the start-up denylist load. */
   public Future<List<TokenRecord>> deniedTokens() {
     return pool.preparedQuery("SELECT " + COLUMNS + " FROM tokens WHERE (revoked_at IS NOT NULL OR retire_at IS NOT NULL) AND expires_at > now()")
         .execute()
-        .map(rows -> {
-          List<TokenRecord> out = new ArrayList<>();
-          for (Row r : rows) out.add(map(r));
-          return out;
-        });
+        .map(rows -> Sql.list(rows, TokenRepository::map));
   }
 
   /** Revokes every agent token of a node (deprovisioning); completes with those revoked now. */
   public Future<List<TokenRecord>> revokeForNode(SqlClient tx, String nodeId, Instant at) {
     return tx.preparedQuery("UPDATE tokens SET revoked_at = $2 WHERE node_id = $1 AND revoked_at IS NULL RETURNING " + COLUMNS)
-        .execute(Tuple.of(nodeId, odt(at)))
-        .map(rows -> {
-          List<TokenRecord> out = new ArrayList<>();
-          for (Row r : rows) out.add(map(r));
-          return out;
-        });
+        .execute(Tuple.of(nodeId, Sql.odt(at)))
+        .map(rows -> Sql.list(rows, TokenRepository::map));
   }
 
   /** Tokens denied (revoked or retired) in the last {@code minutes}: the periodic denylist reconciliation. */
@@ -90,27 +76,16 @@ public final class TokenRepository {
     return pool.preparedQuery("SELECT " + COLUMNS + " FROM tokens WHERE expires_at > now() AND "
             + "(revoked_at > now() - make_interval(mins => $1) OR retire_at > now() - make_interval(mins => $1))")
         .execute(Tuple.of(minutes))
-        .map(rows -> {
-          List<TokenRecord> out = new ArrayList<>();
-          for (Row r : rows) out.add(map(r));
-          return out;
-        });
+        .map(rows -> Sql.list(rows, TokenRepository::map));
   }
 
-  static OffsetDateTime odt(Instant i) {
-    return i == null ? null : i.atOffset(ZoneOffset.UTC);
-  }
 
-  private static Instant instant(Row r, String col) {
-    OffsetDateTime t = r.getOffsetDateTime(col);
-    return t == null ? null : t.toInstant();
-  }
 
   private static TokenRecord map(Row r) {
     return new TokenRecord(r.getString("id"), r.getString("name"),
         new Scope(r.getString("team"), r.getString("environment"), Surface.parse(r.getString("surface"))),
-        r.getString("node_id"), r.getString("key_id"), instant(r, "expires_at"), instant(r, "created_at"),
-        r.getString("created_by"), instant(r, "revoked_at"), instant(r, "retire_at"), r.getString("rotated_to"),
-        instant(r, "last_used_at"));
+        r.getString("node_id"), r.getString("key_id"), Sql.instant(r, "expires_at"), Sql.instant(r, "created_at"),
+        r.getString("created_by"), Sql.instant(r, "revoked_at"), Sql.instant(r, "retire_at"), r.getString("rotated_to"),
+        Sql.instant(r, "last_used_at"));
   }
 }

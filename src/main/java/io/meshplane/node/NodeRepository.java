@@ -2,6 +2,7 @@ package io.meshplane.node;
 
 import io.meshplane.http.ApiError;
 import io.meshplane.http.Page;
+import io.meshplane.app.Sql;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
@@ -9,9 +10,6 @@ import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlClient;
 import io.vertx.sqlclient.Tuple;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
-import java.util.ArrayList;
 import java.util.List;
 
 /** The SQL of nodes and node events. Reads are filtered by the caller's scope: what is outside does not exist. */
@@ -46,7 +44,7 @@ public final class NodeRepository {
         SELECT $1, $2, $3, $4, $5::text::inet + a.n, $6, $7, $8, $8 FROM a WHERE a.n < $9
         RETURNING host(address) AS address""";
     return tx.preparedQuery(sql)
-        .execute(Tuple.from(new Object[] {id, name, team, env, poolBase, publicKey, tags, odt(now), poolSize - 1}))
+        .execute(Tuple.from(new Object[] {id, name, team, env, poolBase, publicKey, tags, Sql.odt(now), poolSize - 1}))
         .map(rows -> rows.size() == 0 ? null : rows.iterator().next().getString("address"))
         .recover(t -> {
           if (t instanceof PgException pg && "23505".equals(pg.getSqlState())) {
@@ -82,12 +80,8 @@ public final class NodeRepository {
         + "      OR ($6 = 'stale' AND heartbeat_at < $7))"
         + " ORDER BY id LIMIT $8";
     return pool.preparedQuery(sql)
-        .execute(Tuple.from(new Object[] {team, env, page.afterPart(0), tag, namePrefix, status, odt(staleCutoff), page.fetch()}))
-        .map(rows -> {
-          List<NodeRecord> out = new ArrayList<>();
-          for (Row r : rows) out.add(map(r));
-          return out;
-        });
+        .execute(Tuple.from(new Object[] {team, env, page.afterPart(0), tag, namePrefix, status, Sql.odt(staleCutoff), page.fetch()}))
+        .map(rows -> Sql.list(rows, NodeRepository::map));
   }
 
   public Future<Boolean> delete(SqlClient tx, String id) {
@@ -113,11 +107,7 @@ public final class NodeRepository {
   public Future<List<String>> missing(String[] ids) {
     return pool.preparedQuery("SELECT u.id FROM UNNEST($1::text[]) AS u(id) WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = u.id)")
         .execute(Tuple.tuple().addArrayOfString(ids))
-        .map(rows -> {
-          List<String> out = new ArrayList<>();
-          for (Row r : rows) out.add(r.getString(0));
-          return out;
-        });
+        .map(rows -> Sql.list(rows, r -> r.getString(0)));
   }
 
   /** Records state transitions (node.stale / node.online); events of nodes deleted meanwhile are dropped. */
@@ -143,27 +133,16 @@ public final class NodeRepository {
   public Future<List<NodeRecord>> withHeartbeat(String afterId, int limit) {
     return pool.preparedQuery("SELECT " + COLUMNS + " FROM nodes WHERE heartbeat_at IS NOT NULL AND id > $1 ORDER BY id LIMIT $2")
         .execute(Tuple.of(afterId, limit))
-        .map(rows -> {
-          List<NodeRecord> out = new ArrayList<>();
-          for (Row r : rows) out.add(map(r));
-          return out;
-        });
+        .map(rows -> Sql.list(rows, NodeRepository::map));
   }
 
-  static OffsetDateTime odt(Instant i) {
-    return i == null ? null : i.atOffset(ZoneOffset.UTC);
-  }
 
-  private static Instant instant(Row r, String col) {
-    OffsetDateTime t = r.getOffsetDateTime(col);
-    return t == null ? null : t.toInstant();
-  }
 
   private static NodeRecord map(Row r) {
     return new NodeRecord(r.getString("id"), r.getString("name"), r.getString("team"), r.getString("environment"),
         r.getString("address"), r.getString("public_key"), r.getArrayOfStrings("tags"), r.getString("relay"),
         r.getArrayOfStrings("services"), r.getArrayOfStrings("endpoints"), r.getArrayOfStrings("routes"),
-        r.getString("reported_relay"), r.getString("telemetry"), instant(r, "heartbeat_at"), instant(r, "created_at"),
-        instant(r, "updated_at"));
+        r.getString("reported_relay"), r.getString("telemetry"), Sql.instant(r, "heartbeat_at"), Sql.instant(r, "created_at"),
+        Sql.instant(r, "updated_at"));
   }
 }

@@ -1,0 +1,30 @@
+package io.meshplane.app;
+
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+
+/** Small conversions every repository needs: timestamps in and out, rows to records. */
+public final class Sql {
+  private Sql() {}
+
+  public static OffsetDateTime odt(Instant i) {
+    return i == null ? null : i.atOffset(ZoneOffset.UTC);
+  }
+
+  public static Instant instant(Row r, String column) {
+    OffsetDateTime t = r.getOffsetDateTime(column);
+    return t == null ? null : t.toInstant();
+  }
+
+  public static <T> List<T> list(RowSet<Row> rows, Function<Row, T> map) {
+    List<T> out = new ArrayList<>(rows.size());
+    for (Row r : rows) out.add(map.apply(r));
+    return out;
+  }
+}
