@@ -1,10 +1,14 @@
 package io.meshplane.auth;
 
+import com.hazelcast.core.EntryAdapter;
+import com.hazelcast.core.EntryEvent;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.replicatedmap.ReplicatedMap;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -32,16 +36,32 @@ public final class Denylist {
 
   private final Vertx vertx;
   private final ReplicatedMap<String, String> map;
+  /**
+   * This member's mirror of the map, kept by an entry listener: a lookup on every request is then a
+   * plain hash-map read, with no key serialization (a ReplicatedMap read serializes its key).
+   */
+  private final ConcurrentHashMap<String, Entry> mirror = new ConcurrentHashMap<>();
 
   public Denylist(Vertx vertx, HazelcastInstance hz) {
     this.vertx = vertx;
     this.map = hz.getReplicatedMap(MAP);
+    map.addEntryListener(new EntryAdapter<String, String>() {
+      @Override
+      public void onEntryEvent(EntryEvent<String, String> event) {
+        switch (event.getEventType()) {
+          case ADDED, UPDATED, MERGED -> mirror.put(event.getKey(), Entry.decode(event.getValue()));
+          case REMOVED, EVICTED, EXPIRED -> mirror.remove(event.getKey());
+          default -> { }
+        }
+      }
+    });
+    // after the listener: whatever arrived before it is copied, whatever arrives after it is heard
+    for (Map.Entry<String, String> e : map.entrySet()) mirror.put(e.getKey(), Entry.decode(e.getValue()));
   }
 
-  /** Local read; null when the token is not denied. */
+  /** Local memory read; null when the token is not denied. */
   public Entry lookup(String tokenId) {
-    String v = map.get(tokenId);
-    return v == null ? null : Entry.decode(v);
+    return mirror.get(tokenId);
   }
 
   /** Records a denial until the token's own expiry. The put may cross the network: done off the event loop. */
@@ -55,6 +75,7 @@ public final class Denylist {
   /** Blocking variant for start-up loading. */
   public void putNow(String tokenId, Entry entry, Instant tokenExpires) {
     long ttl = Math.max(1000, tokenExpires.toEpochMilli() - System.currentTimeMillis() + 60_000);
+    mirror.put(tokenId, entry);
     map.put(tokenId, entry.encode(), ttl, TimeUnit.MILLISECONDS);
   }
 }

@@ -1,7 +1,6 @@
 package io.meshplane.auth;
 
-import java.util.Set;
-import java.util.stream.Collectors;
+import java.util.List;
 
 /**
  * A verified caller: the token's id ({@code jti}), name, scope and expiry, and for agent tokens the
@@ -12,7 +11,7 @@ public record Principal(String tokenId, String name, Scope scope, long expiresAt
     return scope.surface().grants(p);
   }
 
-  public Set<String> permissionNames() {
-    return scope.surface().permissions().stream().map(p -> p.wire).collect(Collectors.toCollection(java.util.TreeSet::new));
+  public List<String> permissionNames() {
+    return scope.surface().permissionNames();
   }
 }

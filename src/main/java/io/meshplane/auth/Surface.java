@@ -11,6 +11,7 @@ import static io.meshplane.auth.Permission.NODES_READ;
 import static io.meshplane.auth.Permission.NODES_SERVICES;
 
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
@@ -28,10 +29,12 @@ public enum Surface {
   AGENT(EnumSet.of(HEARTBEAT));
 
   private final Set<Permission> permissions;
+  private final List<String> permissionNames;
   public final String wire;
 
   Surface(Set<Permission> permissions) {
     this.permissions = java.util.Collections.unmodifiableSet(permissions);
+    this.permissionNames = permissions.stream().map(p -> p.wire).sorted().toList();
     this.wire = name().toLowerCase(Locale.ROOT);
   }
 
@@ -41,6 +44,11 @@ public enum Surface {
 
   public Set<Permission> permissions() {
     return permissions;
+  }
+
+  /** The permissions' wire names, sorted (computed once). */
+  public List<String> permissionNames() {
+    return permissionNames;
   }
 
   /** The surface with this wire name, or null. */

@@ -62,7 +62,7 @@ public final class TokenRoutes {
           .put("token_id", caller.tokenId())
           .put("name", caller.name())
           .put("scope", caller.scope().toJson())
-          .put("permissions", new JsonArray(caller.permissionNames().stream().toList()))
+          .put("permissions", new JsonArray(caller.permissionNames()))
           .put("expires", Times.format(Instant.ofEpochMilli(verifier.effectiveExpiry(caller))))
           .put("node_id", caller.nodeId()));
       return Future.succeededFuture();

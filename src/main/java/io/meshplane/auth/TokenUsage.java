@@ -31,8 +31,14 @@ public final class TokenUsage {
     this.pool = pool;
   }
 
+  /**
+   * Records a use. A token used by many requests at once (one agent's or script's) would make every
+   * event loop write the same map slot; within a second of the recorded use the write is skipped
+   * (a read, no lock), so last_used_at is exact to a second.
+   */
   public void touch(String tokenId, long nowMillis) {
-    pending.put(tokenId, nowMillis);
+    Long previous = pending.get(tokenId);
+    if (previous == null || nowMillis - previous >= 1000) pending.put(tokenId, nowMillis);
   }
 
   /** The unflushed last use of a token on this replica, or null. */
