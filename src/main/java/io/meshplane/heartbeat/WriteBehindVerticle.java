@@ -85,7 +85,8 @@ public final class WriteBehindVerticle extends VerticleBase {
     try {
       dirty = sweep
           ? map.localKeySet(Predicates.equal(LiveNode.DIRTY_FIELD, true))
-          : map.localKeySet(Predicates.and(Predicates.greaterEqual(LiveNode.HEARTBEAT_SECOND_FIELD, LiveNode.second(window)),
+          : map.localKeySet(Predicates.and(
+              LiveState.heartbeatSecondsBetween(LiveNode.second(window), LiveNode.second(started + CLOCK_MARGIN_MS)),
               Predicates.equal(LiveNode.DIRTY_FIELD, true)));
     } catch (RuntimeException e) {
       LOG.warn("write-behind: cannot read the live map: {}", e.getMessage());
