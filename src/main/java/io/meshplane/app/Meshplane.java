@@ -73,6 +73,8 @@ public final class Meshplane implements AutoCloseable {
   private final AtomicBoolean closing = new AtomicBoolean();
   private final AtomicReference<SecuredRoutes> coordinatorApi = new AtomicReference<>();
   private final AtomicReference<Router> coordinatorRouter = new AtomicReference<>();
+  /** Undeployed first at shutdown: its last flush needs the database pool, which Vert.x closes with itself. */
+  private volatile String writeBehindDeployment;
   private final String installationId;
 
   private Meshplane(MeshConfig config, Database database, Vertx vertx, Services services, String installationId) {
@@ -134,8 +136,10 @@ public final class Meshplane implements AutoCloseable {
           .registerLocal("deployment", app::deploymentState)
           .registerLocal("writebehind", () -> observability.mesh().writeBehindBacklog.get() > config.writeBehindMaxBacklog()
               ? "write-behind backlog above writebehind.max_backlog" : null);
-      Blocking.await(vertx.deployVerticle(new WriteBehindVerticle(live, nodeRepository, observability.mesh(), config.flushInterval()),
+      String writeBehind = Blocking.await(vertx.deployVerticle(
+          new WriteBehindVerticle(live, nodeRepository, observability.mesh(), config.flushInterval()),
           new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER)), START_TIMEOUT, "starting the write-behind");
+      app.writeBehindDeployment = writeBehind;
       Blocking.await(vertx.deployVerticle(new StalenessMonitor(hz, live, staleness, nodeRepository, observability.mesh()),
           new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER)), START_TIMEOUT, "starting the staleness monitor");
       if (start[1] == 1) {
@@ -296,6 +300,13 @@ public final class Meshplane implements AutoCloseable {
       Blocking.await(services.tokenUsage().flush(), Duration.ofSeconds(3), "flushing token last-use times");
     } catch (RuntimeException e) {
       LOG.warn("token last-use times not flushed: {}", e.getMessage());
+    }
+    try {
+      if (writeBehindDeployment != null) {
+        Blocking.await(vertx.undeploy(writeBehindDeployment), Duration.ofSeconds(15), "the last write-behind flush");
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("the last write-behind flush did not finish: {}", e.getMessage());
     }
     try {
       Blocking.await(vertx.close(), config.shutdownGrace().plusSeconds(10), "closing Vert.x");

@@ -10,10 +10,14 @@ import io.meshplane.http.JsonBodies;
 import io.meshplane.http.Page;
 import io.meshplane.http.Responses;
 import io.meshplane.http.Times;
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
+import java.time.Duration;
 import java.time.Instant;
 
 /** {@code /v1/auth}: the token endpoints of SPEC §3. */
@@ -57,14 +61,21 @@ public final class TokenRoutes {
           return null;
         }));
 
+    // Scripts call whoami often (health checks of their own credentials): the answer depends only on
+    // the token and its effective expiry, so it is encoded once per token and expiry.
+    Cache<String, Buffer> whoami = Caffeine.newBuilder().maximumSize(10_000).expireAfterWrite(Duration.ofMinutes(1))
+        .executor(Runnable::run).build();
     api.anyValidToken(GET, "/v1/auth/whoami", "token.whoami", (ctx, caller) -> {
-      Responses.ok(ctx, new JsonObject()
+      long expires = verifier.effectiveExpiry(caller);
+      Buffer body = whoami.get(caller.tokenId() + "@" + expires, k -> new JsonObject()
           .put("token_id", caller.tokenId())
           .put("name", caller.name())
           .put("scope", caller.scope().toJson())
           .put("permissions", new JsonArray(caller.permissionNames()))
-          .put("expires", Times.format(Instant.ofEpochMilli(verifier.effectiveExpiry(caller))))
-          .put("node_id", caller.nodeId()));
+          .put("expires", Times.format(Instant.ofEpochMilli(expires)))
+          .put("node_id", caller.nodeId())
+          .toBuffer());
+      ctx.response().putHeader("Content-Type", "application/json").end(body);
       return Future.succeededFuture();
     });
   }

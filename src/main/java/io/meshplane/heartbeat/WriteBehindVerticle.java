@@ -63,19 +63,24 @@ public final class WriteBehindVerticle extends VerticleBase {
   @Override
   public Future<?> stop() {
     vertx.cancelTimer(timer);
-    // last chance for entries this member owns: on a single-member cluster they would be lost with it
-    return running ? Future.succeededFuture() : flush().recover(t -> Future.succeededFuture());
+    // Last chance for entries this member owns (on a single-member cluster they would be lost with it):
+    // after the flush under way, one more, sweeping everything still dirty.
+    window = Long.MIN_VALUE;
+    Future<Void> before = current == null ? Future.succeededFuture() : current.recover(t -> Future.succeededFuture());
+    return before.compose(v -> flush()).recover(t -> Future.succeededFuture());
   }
 
   private void tick() {
     if (running) return;
     running = true;
     long t0 = System.nanoTime();
-    flush().onComplete(ar -> {
+    current = flush().onComplete(ar -> {
       running = false;
       metrics.writeBehindFlush.record(Duration.ofNanos(System.nanoTime() - t0));
     });
   }
+
+  private Future<Void> current;
 
   /** One flush of every dirty entry owned here. Runs on this worker's thread; batches go one after the other. */
   Future<Void> flush() {

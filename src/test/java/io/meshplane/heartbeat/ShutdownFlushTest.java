@@ -1,0 +1,43 @@
+package io.meshplane.heartbeat;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Http;
+import io.meshplane.testing.Nodes;
+import io.meshplane.testing.TestDatabase;
+import io.meshplane.testing.TestReplicas;
+import io.meshplane.testing.Tokens;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.ext.web.client.HttpResponse;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** A single replica stopped right after a heartbeat still writes it: the live map dies with the last member. */
+@Timeout(120)
+class ShutdownFlushTest {
+  @Test
+  void theLastMemberFlushesItsBacklogBeforeItStops() throws Exception {
+    try (TestDatabase db = TestDatabase.create(); TestReplicas replicas = new TestReplicas(1); Http http = new Http()) {
+      Meshplane app = replicas.start(0, db.url(), Map.of("writebehind.flush_interval", "10m"));
+      String root = Tokens.admin(app);
+      Nodes.Enrolled n = Nodes.enroll(http, app.coordinatorPort(), root, "last-words", "web", "prod");
+      HttpResponse<Buffer> r = http.send(HttpMethod.POST, app.coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat", n.token(),
+          Nodes.beat(1));
+      assertEquals(200, r.statusCode());
+      long accepted = Instant.parse(r.bodyAsJsonObject().getString("server_time")).toEpochMilli();
+      app.close();
+      try (Connection c = db.connect(); Statement st = c.createStatement();
+           ResultSet rs = st.executeQuery("SELECT (extract(epoch FROM heartbeat_at) * 1000)::bigint FROM nodes WHERE id = '" + n.id() + "'")) {
+        rs.next();
+        assertEquals(accepted, rs.getLong(1), "flushed at shutdown although the flush interval is 10 minutes");
+      }
+    }
+  }
+}
