@@ -133,6 +133,15 @@ class NodeLifecycleTest {
     assertEquals(30, resp.getInteger("interval_s"));
     assertEquals(new JsonObject().put("version", 0).put("unchanged", true), resp.getJsonObject("peers"));
     assertEquals(new JsonArray(), resp.getJsonArray("commands"));
+    assertEquals(new JsonArray(), resp.getJsonArray("ingress"));
+    JsonObject fresh = beat(a, n, new JsonObject().put("known", new JsonObject().put("acl", 0))).bodyAsJsonObject();
+    assertEquals(new JsonObject().put("version", 0).put("items", new JsonArray()), fresh.getJsonObject("peers"),
+        "an agent without current peers gets the full (for now empty) set");
+    assertEquals(new JsonObject().put("version", 0).put("unchanged", true), fresh.getJsonObject("acl"));
+    assertEquals(new JsonObject().put("version", 0).put("grants", new JsonArray()),
+        beat(a, n, new JsonObject()).bodyAsJsonObject().getJsonObject("acl"));
+    r = beat(a, n, Nodes.beat(7));
+    resp = r.bodyAsJsonObject();
     JsonObject onB = http.get(b.coordinatorPort(), "/v1/nodes/" + n.id(), root).bodyAsJsonObject();
     assertEquals(resp.getString("server_time"), onB.getString("heartbeat"));
     assertEquals("online", onB.getString("status"));
