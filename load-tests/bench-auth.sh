@@ -31,6 +31,8 @@ STOP_TIMEOUT_S=30
 
 log() { printf '[bench %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
+# shellcheck source=load-tests/bench-lib.sh
+source "$SCRIPT_DIR/bench-lib.sh"
 
 [[ -f "$JAR_ARG" ]] || die "jar not found: $JAR_ARG (build it with: mvn -B -q package -DskipTests)"
 command -v java >/dev/null || die "java not found on PATH"
@@ -57,18 +59,6 @@ fi
 JVM_FLAGS=(-Xmx1g $OPENS)
 
 # --- free ports (loopback only) ------------------------------------------------------------------
-port_in_use() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
-free_port() { # free_port START [EXCLUDED...]
-  local p="$1"; shift
-  local i
-  for ((i = 0; i < 200; i++)); do
-    local taken=0 x
-    for x in "$@"; do [[ "$p" == "$x" ]] && taken=1; done
-    if [[ $taken -eq 0 ]] && ! port_in_use "$p"; then echo "$p"; return 0; fi
-    p=$((p + 1))
-  done
-  return 1
-}
 HTTP_PORT="$(free_port "${HTTP_PORT:-18090}")" || die "no free HTTP port"
 PANEL_PORT="$(free_port "${PANEL_PORT:-18091}" "$HTTP_PORT")" || die "no free panel port"
 CLUSTER_PORT="$(free_port "${CLUSTER_PORT:-15790}" "$HTTP_PORT" "$PANEL_PORT")" || die "no free cluster port"
@@ -162,12 +152,6 @@ code_w="$(curl -s -o "$WORK/whoami.json" -w '%{http_code}' --max-time 5 -H "$AUT
 log "sanity: /healthz 200, /v1/auth/whoami 200 ($(head -c 120 "$WORK/whoami.json")...)"
 
 # --- wrk runs ------------------------------------------------------------------------------------
-to_seconds() { # 20s / 2m / 1h / 20 -> seconds
-  local d="$1"
-  case "$d" in
-    *s) echo "${d%s}" ;; *m) echo $((${d%m} * 60)) ;; *h) echo $((${d%h} * 3600)) ;; *) echo "$d" ;;
-  esac
-}
 run_wrk() { # run_wrk OUTFILE DURATION PATH [wrk args...]
   local out="$1" dur="$2" path="$3"; shift 3
   local limit=$(($(to_seconds "$dur") + 30))
@@ -179,7 +163,6 @@ CLK_TCK="$(getconf CLK_TCK)"
 NPROC="$(nproc)"
 # busy = user+nice+system+steal ticks (irq/softirq left out: on loopback that is mostly the benchmark's own
 # packets, charged to no process); total = all ticks
-cpu_machine() { awk '/^cpu / {busy = $2 + $3 + $4 + $9; print busy, busy + $5 + $6 + $7 + $8}' /proc/stat; }
 service_gone() { # dies with the log's tail when the service is no longer running (it was not stopped by us)
   kill -0 "$SERVICE_PID" 2>/dev/null && return 0
   tail -n 15 "$WORK/service.log" >&2
@@ -192,10 +175,6 @@ cpu_service() { # utime+stime of the service JVM (ticks)
 }
 # CPU seconds of this shell's finished children (wrk): the `times` builtin must run in this shell, not
 # in a $(...) subshell (a fresh fork counts nothing), so it writes a file that children_secs reads.
-snap_children() { times >"$WORK/times.txt"; }
-children_secs() {
-  sed -n 2p "$WORK/times.txt" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); t += a[1] * 60 + a[2] } print t }'
-}
 # Waits (bounded) until the machine is quiet apart from the idle service: other work skews the comparison.
 wait_quiet() {
   local limit="${QUIET_WAIT_S:-60}" start=$SECONDS
@@ -231,10 +210,7 @@ run_measured() { # run_measured NAME PATH [wrk args...]: a measured run with CPU
       if (oth < 0) oth = 0
       printf "%.2f %.2f %.2f %.2f %s", busy, svc, wrk, oth, (oth >= 0.25 ? "NOISY" : "clean") }')"
 }
-req_s() { awk '/^Requests\/sec:/ {print $2}' "$1"; }
-pct() { awk -v p="$2" '$1 == p {print $2}' "$1"; }  # pct FILE 50%
 non2xx() { awk -F': *' '/Non-2xx or 3xx responses/ {print $2+0; f=1} END {if (!f) print 0}' "$1"; }
-sock_err() { sed -n 's/^ *Socket errors: *//p' "$1"; }
 
 log "NOTE: wrk (the client) and the service share this machine's $NPROC cores; the figures compare the two routes under the same conditions, they are not the service's capacity."
 

@@ -57,6 +57,8 @@ STOP_TIMEOUT_S=30
 
 log() { printf '[hb-bench %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
+# shellcheck source=load-tests/bench-lib.sh
+source "$SCRIPT_DIR/bench-lib.sh"
 
 [[ -f "$JAR_ARG" ]] || die "jar not found: $JAR_ARG (build it with: mvn -B -q package -DskipTests)"
 [[ "$NODES" =~ ^[0-9]+$ && "$NODES" -ge 1 ]] || die "NODES must be a positive number"
@@ -83,18 +85,6 @@ fi
 JVM_FLAGS=(-Xmx1g $OPENS)
 
 # --- free ports (loopback only) ------------------------------------------------------------------
-port_in_use() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
-free_port() { # free_port START [EXCLUDED...]
-  local p="$1"; shift
-  local i
-  for ((i = 0; i < 200; i++)); do
-    local taken=0 x
-    for x in "$@"; do [[ "$p" == "$x" ]] && taken=1; done
-    if [[ $taken -eq 0 ]] && ! port_in_use "$p"; then echo "$p"; return 0; fi
-    p=$((p + 1))
-  done
-  return 1
-}
 HTTP_PORT="$(free_port "${HTTP_PORT:-18190}")" || die "no free HTTP port"
 PANEL_PORT="$(free_port "${PANEL_PORT:-18191}" "$HTTP_PORT")" || die "no free panel port"
 CLUSTER_PORT="$(free_port "${CLUSTER_PORT:-15890}" "$HTTP_PORT" "$PANEL_PORT")" || die "no free cluster port"
@@ -203,12 +193,6 @@ log "enrolled: $ENROLL_JSON"
 ENROLLED_DB="$(pg "SELECT count(*) FROM nodes")"
 
 # --- wrk helpers ---------------------------------------------------------------------------------
-to_seconds() { # 20s / 2m / 1h / 20 -> seconds
-  local d="$1"
-  case "$d" in
-    *s) echo "${d%s}" ;; *m) echo $((${d%m} * 60)) ;; *h) echo $((${d%h} * 3600)) ;; *) echo "$d" ;;
-  esac
-}
 run_wrk() { # run_wrk OUTFILE DURATION CONNECTIONS PATH [wrk args...]
   local out="$1" dur="$2" conns="$3" path="$4"; shift 4
   local limit=$(($(to_seconds "$dur") + 30))
@@ -224,7 +208,6 @@ CLK_TCK="$(getconf CLK_TCK)"
 NPROC="$(nproc)"
 # busy = user+nice+system+steal ticks (irq/softirq left out: on loopback that is mostly the benchmark's own
 # packets, charged to no process); total = all ticks
-cpu_machine() { awk '/^cpu / {busy = $2 + $3 + $4 + $9; print busy, busy + $5 + $6 + $7 + $8}' /proc/stat; }
 service_gone() {
   kill -0 "$SERVICE_PID" 2>/dev/null && return 0
   tail -n 15 "$WORK/service.log" >&2
@@ -247,10 +230,6 @@ cpu_postgres_since() { # cpu_postgres_since FILE: PostgreSQL ticks since the pg_
   # per process: processes that exited in between are lost (short-lived ones: autovacuum, psql's backend)
   { sed 's/^/A /' "$1"; pg_ticks | sed 's/^/B /'; } |
     awk '$1 == "A" {t0[$2] = $3; next} {d += $3 - ($2 in t0 ? t0[$2] : 0)} END {print d + 0}'
-}
-snap_children() { times >"$WORK/times.txt"; }
-children_secs() {
-  sed -n 2p "$WORK/times.txt" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); t += a[1] * 60 + a[2] } print t }'
 }
 wait_quiet() { # waits (bounded) until the machine is quiet apart from the idle service and its PostgreSQL
   local limit="${QUIET_WAIT_S:-60}" start=$SECONDS
@@ -285,10 +264,7 @@ run_measured() { # run_measured NAME DURATION CONNECTIONS PATH [wrk args...]: a 
       oth = busy - svc - pg - wrk; if (oth < 0) oth = 0
       printf "%.2f %.2f %.2f %.2f %.2f %s", busy, svc, pg, wrk, oth, (oth >= 0.25 ? "NOISY" : "clean") }')"
 }
-req_s() { awk '/^Requests\/sec:/ {print $2}' "$1"; }
-pct() { awk -v p="$2" '$1 == p {print $2}' "$1"; }  # pct FILE 50%
 non2xx() { awk -F': *' '/Non-2xx or 3xx responses/ {print $2+0; f=1} END {if (!f) print 0}' "$1"; }
-sock_err() { sed -n 's/^ *Socket errors: *//p' "$1"; }
 total_req() { awk '/requests in/ {print $1}' "$1"; }
 to_ms() { # wrk latency (850.00us / 1.23ms / 1.02s / 2.00m) -> milliseconds
   awk -v v="$1" 'BEGIN {
