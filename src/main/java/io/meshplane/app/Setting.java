@@ -7,7 +7,7 @@ package io.meshplane.app;
 public enum Setting {
   HTTP_HOST("http.host", "MESH_HTTP_HOST", "0.0.0.0", "interface both HTTP components bind"),
   HTTP_PORT("http.port", "MESH_HTTP_PORT", "8080", "coordinator API port; 0 binds a free port (logged)"),
-  HTTP_INSTANCES("http.instances", "MESH_HTTP_INSTANCES", "0", "coordinator verticle instances; 0 = one per event loop"),
+  HTTP_INSTANCES("http.instances", "MESH_HTTP_INSTANCES", "0", "coordinator verticle instances; 0 = one per CPU core"),
   PANEL_PORT("panel.port", "MESH_PANEL_PORT", "8081", "web panel port; 0 binds a free port (logged)"),
   PANEL_COOKIE_SECURE("panel.cookie_secure", "MESH_PANEL_COOKIE_SECURE", "true", "Secure flag on the session cookie; false only for local http"),
   POSTGRES_URL("postgres.url", "MESH_PG_URL", "embedded", "'embedded' (a PostgreSQL started by the process) or postgresql://user:pass@host:port/db"),

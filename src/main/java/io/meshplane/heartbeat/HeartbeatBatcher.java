@@ -1,6 +1,7 @@
 package io.meshplane.heartbeat;
 
 import com.hazelcast.map.IMap;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -28,13 +29,15 @@ public final class HeartbeatBatcher {
   private final Context context;
   private final IMap<String, LiveNode> map;
   private final int maxBatch;
+  private final DistributionSummary batchSizes;
   private Map<String, LiveNode> batch = new HashMap<>();
   private List<Promise<Void>> waiters = new ArrayList<>();
   private boolean flushScheduled;
   private int inFlight;
 
-  public HeartbeatBatcher(Context context, IMap<String, LiveNode> map, int maxBatch) {
+  public HeartbeatBatcher(Context context, IMap<String, LiveNode> map, int maxBatch, DistributionSummary batchSizes) {
     this.context = context;
+    this.batchSizes = batchSizes;
     this.map = map;
     this.maxBatch = maxBatch;
   }
@@ -65,6 +68,7 @@ public final class HeartbeatBatcher {
     batch = new HashMap<>();
     waiters = new ArrayList<>();
     inFlight++;
+    batchSizes.record(writing.size());
     map.setAllAsync(writing).whenComplete((v, err) -> context.runOnContext(x -> {
       inFlight--;
       for (Promise<Void> p : answering) {

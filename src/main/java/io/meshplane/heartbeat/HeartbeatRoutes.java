@@ -13,7 +13,6 @@ import io.meshplane.observe.MeshMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.time.Instant;
 
 /**
  * {@code POST /v1/nodes/{id}/heartbeat} (SPEC §5), the hot path: token from the verifier's cache, strict
@@ -47,7 +46,7 @@ public final class HeartbeatRoutes {
             // policy and operations features fill peers, acl, ingress and commands): encoded once.
             String rest = tails[(hb.knownPeers() == 0 ? 1 : 0) + (hb.knownAcl() == 0 ? 2 : 0)];
             ctx.response().putHeader("Content-Type", "application/json")
-                .end("{\"server_time\":\"" + Times.format(Instant.ofEpochMilli(now)) + "\"," + rest);
+                .end("{\"server_time\":\"" + Times.formatMillis(now) + "\"," + rest);
             return null;
           });
     });

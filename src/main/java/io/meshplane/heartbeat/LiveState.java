@@ -42,7 +42,10 @@ public final class LiveState {
 
   /** Adds the maps' configuration and the Compact serializer to a member's config (before it starts). */
   public static void configure(Config config) {
-    config.getSerializationConfig().getCompactSerializationConfig().addSerializer(new LiveNode.Serializer());
+    config.getSerializationConfig().getCompactSerializationConfig()
+        .addSerializer(new LiveNode.Serializer())
+        .addSerializer(new FlushProcessors.ReadDirtySerializer())
+        .addSerializer(new FlushProcessors.ClearIfUnchangedSerializer());
     config.addMapConfig(new MapConfig(MAP)
         .setBackupCount(1)
         .setAsyncBackupCount(0)
@@ -58,6 +61,10 @@ public final class LiveState {
     Integer[] seconds = new Integer[to - from + 1];
     for (int i = 0; i < seconds.length; i++) seconds[i] = from + i;
     return Predicates.in(LiveNode.HEARTBEAT_SECOND_FIELD, seconds);
+  }
+
+  public HazelcastInstance hazelcast() {
+    return hz;
   }
 
   public IMap<String, LiveNode> map() {

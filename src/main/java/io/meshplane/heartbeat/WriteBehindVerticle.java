@@ -1,6 +1,8 @@
 package io.meshplane.heartbeat;
 
+import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.IMap;
+import com.hazelcast.partition.PartitionService;
 import com.hazelcast.query.Predicates;
 import io.meshplane.node.NodeRepository;
 import io.meshplane.observe.MeshMetrics;
@@ -8,10 +10,13 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,6 +43,7 @@ public final class WriteBehindVerticle extends VerticleBase {
   static final long CLOCK_MARGIN_MS = 5_000;
 
   private final IMap<String, LiveNode> map;
+  private final HazelcastInstance hz;
   private final NodeRepository nodes;
   private final MeshMetrics metrics;
   private final Duration interval;
@@ -49,6 +55,7 @@ public final class WriteBehindVerticle extends VerticleBase {
 
   public WriteBehindVerticle(LiveState live, NodeRepository nodes, MeshMetrics metrics, Duration interval) {
     this.map = live.map();
+    this.hz = live.hazelcast();
     this.nodes = nodes;
     this.metrics = metrics;
     this.interval = interval;
@@ -100,7 +107,7 @@ public final class WriteBehindVerticle extends VerticleBase {
     if (sweep) lastSweep = started;
     metrics.writeBehindBacklog.set(dirty.size());
     failedThisRound = false;
-    Future<Void> done = dirty.isEmpty() ? Future.succeededFuture() : nextBatch(dirty.iterator());
+    Future<Void> done = dirty.isEmpty() ? Future.succeededFuture() : nextChunk(chunks(dirty).iterator());
     return done.onComplete(ar -> {
       // a complete, successful flush moves the window; after a failure the old window stays
       if (!failedThisRound) window = started - interval.toMillis() - CLOCK_MARGIN_MS;
@@ -123,52 +130,114 @@ public final class WriteBehindVerticle extends VerticleBase {
     });
   }
 
-  private Future<Void> nextBatch(Iterator<String> it) {
-    if (!it.hasNext()) return Future.succeededFuture();
-    Set<String> keys = new java.util.HashSet<>();
-    while (it.hasNext() && keys.size() < BATCH) keys.add(it.next());
-    Map<String, LiveNode> entries = map.getAll(keys);
-    List<String> ids = new ArrayList<>();
-    List<LiveNode> read = new ArrayList<>();
-    for (Map.Entry<String, LiveNode> e : entries.entrySet()) {
-      if (e.getValue() != null && e.getValue().dirty()) {
-        ids.add(e.getKey());
-        read.add(e.getValue());
+  /**
+   * Groups the keys by partition and cuts them into chunks of at most {@link #BATCH} keys, whole
+   * partitions where they fit: each chunk is read with one entry-processor call per partition, written
+   * with one UPDATE and cleared with one call per partition again.
+   */
+  private List<List<List<String>>> chunks(Set<String> keys) {
+    PartitionService partitions = hz.getPartitionService();
+    Map<Integer, List<String>> byPartition = new TreeMap<>();
+    for (String k : keys) byPartition.computeIfAbsent(partitions.getPartition(k).getPartitionId(), p -> new ArrayList<>()).add(k);
+    List<List<List<String>>> chunks = new ArrayList<>();
+    List<List<String>> chunk = new ArrayList<>();
+    int size = 0;
+    for (List<String> group : byPartition.values()) {
+      for (int from = 0; from < group.size(); from += BATCH) {
+        List<String> piece = group.subList(from, Math.min(group.size(), from + BATCH));
+        if (size + piece.size() > BATCH && !chunk.isEmpty()) {
+          chunks.add(chunk);
+          chunk = new ArrayList<>();
+          size = 0;
+        }
+        chunk.add(piece);
+        size += piece.size();
       }
     }
-    if (ids.isEmpty()) return nextBatch(it);
-    int n = ids.size();
-    Long[] hb = new Long[n];
-    String[] ep = new String[n];
-    String[] rt = new String[n];
-    String[] relay = new String[n];
-    String[] tel = new String[n];
-    for (int i = 0; i < n; i++) {
-      LiveNode l = read.get(i);
-      hb[i] = l.heartbeatAt();
-      ep[i] = String.join(",", l.endpoints());
-      rt[i] = String.join(",", l.routes());
-      relay[i] = l.relay();
-      tel[i] = l.telemetry();
+    if (!chunk.isEmpty()) chunks.add(chunk);
+    return chunks;
+  }
+
+  /** Per partition of the chunk, in parallel: the dirty values (entries cleaned or gone meanwhile are left out). */
+  private Future<Map<String, LiveNode>> readDirty(List<List<String>> chunk) {
+    List<Future<Map<String, LiveNode>>> reads = new ArrayList<>(chunk.size());
+    for (List<String> piece : chunk) {
+      reads.add(Future.fromCompletionStage(map.submitToKeys(new HashSet<>(piece), FlushProcessors.ReadDirty.INSTANCE), context));
     }
-    String[] idArray = ids.toArray(new String[0]);
-    return nodes.flushLive(idArray, hb, ep, rt, relay, tel)
-        .compose(written -> written == n ? Future.succeededFuture(written) : dropLeftovers(idArray).map(written))
-        .compose(written -> {
-          metrics.writeBehindBatchSize.record(n);
-          int cleared = 0;
-          for (int i = 0; i < n; i++) {
-            LiveNode l = read.get(i);
-            // only if unchanged since read: a heartbeat that came meanwhile stays dirty
-            if (map.replace(ids.get(i), l, l.clean())) cleared++;
-          }
-          metrics.writeBehindBacklog.addAndGet(-cleared);
-          return nextBatch(it);
-        }, failure -> {
-          failedThisRound = true;
-          metrics.writeBehindFailures.increment();
-          LOG.warn("write-behind: batch of {} not written, kept dirty for the next flush: {}", n, failure.getMessage());
-          return Future.succeededFuture();
-        });
+    return Future.all(reads).map(all -> {
+      Map<String, LiveNode> out = new HashMap<>();
+      for (Future<Map<String, LiveNode>> f : reads) out.putAll(f.result());
+      return out;
+    });
+  }
+
+  /** Per partition of the chunk, in parallel: clears the marks of entries still equal to what was written. */
+  private Future<Integer> clearUnchanged(List<List<String>> chunk, Map<String, LiveNode> written) {
+    List<Future<Map<String, Boolean>>> clears = new ArrayList<>(chunk.size());
+    for (List<String> piece : chunk) {
+      List<String> keys = new ArrayList<>(piece.size());
+      List<LiveNode> values = new ArrayList<>(piece.size());
+      for (String k : piece) {
+        LiveNode v = written.get(k);
+        if (v != null) {
+          keys.add(k);
+          values.add(v);
+        }
+      }
+      if (keys.isEmpty()) continue;
+      FlushProcessors.ClearIfUnchanged clear =
+          new FlushProcessors.ClearIfUnchanged(keys.toArray(new String[0]), values.toArray(new LiveNode[0]));
+      clears.add(Future.fromCompletionStage(map.submitToKeys(new HashSet<>(keys), clear), context));
+    }
+    return Future.all(clears).map(all -> {
+      int cleared = 0;
+      for (Future<Map<String, Boolean>> f : clears) cleared += f.result().size();
+      return cleared;
+    });
+  }
+
+  private Future<Void> nextChunk(Iterator<List<List<String>>> it) {
+    if (!it.hasNext()) return Future.succeededFuture();
+    List<List<String>> chunk = it.next();
+    return readDirty(chunk).compose(read -> {
+      if (read.isEmpty()) return nextChunk(it);
+      int n = read.size();
+      String[] ids = new String[n];
+      Long[] hb = new Long[n];
+      String[] ep = new String[n];
+      String[] rt = new String[n];
+      String[] relay = new String[n];
+      String[] tel = new String[n];
+      int i = 0;
+      for (Map.Entry<String, LiveNode> e : read.entrySet()) {
+        LiveNode l = e.getValue();
+        ids[i] = e.getKey();
+        hb[i] = l.heartbeatAt();
+        ep[i] = String.join(",", l.endpoints());
+        rt[i] = String.join(",", l.routes());
+        relay[i] = l.relay();
+        tel[i] = l.telemetry();
+        i++;
+      }
+      return nodes.flushLive(ids, hb, ep, rt, relay, tel)
+          .compose(written -> written == n ? Future.succeededFuture(written) : dropLeftovers(ids).map(written))
+          .compose(written -> {
+            metrics.writeBehindBatchSize.record(n);
+            return clearUnchanged(chunk, read).compose(cleared -> {
+              metrics.writeBehindBacklog.addAndGet(-cleared);
+              return nextChunk(it);
+            });
+          }, failure -> {
+            failedThisRound = true;
+            metrics.writeBehindFailures.increment();
+            LOG.warn("write-behind: batch of {} not written, kept dirty for the next flush: {}", n, failure.getMessage());
+            return Future.succeededFuture();
+          });
+    }, failure -> {
+      failedThisRound = true;
+      LOG.warn("write-behind: cannot read {} live entries, kept dirty for the next flush: {}", chunk.stream().mapToInt(List::size).sum(),
+          failure.getMessage());
+      return Future.succeededFuture();
+    });
   }
 }

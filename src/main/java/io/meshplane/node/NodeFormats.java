@@ -9,7 +9,6 @@ import java.util.regex.Pattern;
 public final class NodeFormats {
   private static final Pattern DNS_LABEL = Pattern.compile("^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$");
   private static final Pattern TAG = Pattern.compile("^tag:[a-z0-9][a-z0-9-]{0,62}$");
-  private static final Pattern IPV4 = Pattern.compile("^(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})$");
   private static final Pattern IPV6_CHARS = Pattern.compile("^[0-9a-fA-F:.]{2,45}$");
   private static final Pattern SERVICE = Pattern.compile("^([a-z0-9][a-z0-9-]{0,62}):(\\d{1,5})$");
 
@@ -33,14 +32,16 @@ public final class NodeFormats {
     }
   }
 
-  /** {@code 198.51.100.7:41641} or {@code [2001:db8::1]:41641}. */
+  /**
+   * {@code 198.51.100.7:41641} or {@code [2001:db8::1]:41641}. On the heartbeat path: IPv4 and the port
+   * are parsed by hand, without a regex or a substring.
+   */
   public static boolean endpoint(String s) {
     if (s == null || s.length() > 60) return false;
     int colon = s.lastIndexOf(':');
-    if (colon <= 0 || !port(s.substring(colon + 1))) return false;
-    String host = s.substring(0, colon);
-    if (host.startsWith("[") && host.endsWith("]")) return ipv6(host.substring(1, host.length() - 1));
-    return ipv4(host);
+    if (colon <= 0 || !port(s, colon + 1, s.length())) return false;
+    if (s.charAt(0) == '[') return colon >= 3 && s.charAt(colon - 1) == ']' && ipv6(s.substring(1, colon - 1));
+    return ipv4(s, 0, colon) >= 0;
   }
 
   /** A CIDR prefix with no host bits set: {@code 10.1.0.0/24}, {@code fd00::/64}. */
@@ -48,18 +49,14 @@ public final class NodeFormats {
     if (s == null || s.length() > 50) return false;
     int slash = s.indexOf('/');
     if (slash <= 0) return false;
+    int bits = decimal(s, slash + 1, s.length(), 3);
+    if (bits < 0) return false;
+    long v4 = ipv4(s, 0, slash);
+    if (v4 >= 0) return bits <= 32 && (bits == 32 || (v4 & ((1L << (32 - bits)) - 1)) == 0);
     String addr = s.substring(0, slash);
-    int bits;
-    try {
-      bits = Integer.parseInt(s.substring(slash + 1));
-    } catch (NumberFormatException e) {
-      return false;
-    }
-    byte[] raw;
-    if (ipv4(addr)) raw = literal(addr);
-    else if (ipv6(addr)) raw = literal(addr);
-    else return false;
-    if (raw == null || bits < 0 || bits > raw.length * 8) return false;
+    if (!ipv6(addr)) return false;
+    byte[] raw = literal(addr);
+    if (raw == null || bits > raw.length * 8) return false;
     for (int i = bits; i < raw.length * 8; i++) {
       if ((raw[i / 8] & (0x80 >> (i % 8))) != 0) return false;
     }
@@ -74,19 +71,56 @@ public final class NodeFormats {
   }
 
   static boolean port(String s) {
-    if (s.isEmpty() || s.length() > 5 || !s.chars().allMatch(Character::isDigit)) return false;
-    int p = Integer.parseInt(s);
+    return port(s, 0, s.length());
+  }
+
+  /** A port 1-65535 in {@code s[from, to)}: decimal digits only. */
+  static boolean port(String s, int from, int to) {
+    int p = decimal(s, from, to, 5);
     return p >= 1 && p <= 65535;
   }
 
   static boolean ipv4(String s) {
-    var m = IPV4.matcher(s);
-    if (!m.matches()) return false;
-    for (int i = 1; i <= 4; i++) {
-      String g = m.group(i);
-      if (Integer.parseInt(g) > 255 || (g.length() > 1 && g.startsWith("0"))) return false;
+    return ipv4(s, 0, s.length()) >= 0;
+  }
+
+  /**
+   * The IPv4 address in {@code s[from, to)} as an unsigned 32-bit value, or -1: exactly four decimal
+   * parts of 1-3 ASCII digits, each 0-255, no leading zero (so no octal reading is possible).
+   */
+  static long ipv4(String s, int from, int to) {
+    long value = 0;
+    int i = from;
+    for (int part = 0; part < 4; part++) {
+      if (part > 0) {
+        if (i >= to || s.charAt(i) != '.') return -1;
+        i++;
+      }
+      int start = i;
+      int n = 0;
+      while (i < to && i - start < 3) {
+        char c = s.charAt(i);
+        if (c < '0' || c > '9') break;
+        n = n * 10 + (c - '0');
+        i++;
+      }
+      int len = i - start;
+      if (len == 0 || n > 255 || (len > 1 && s.charAt(start) == '0')) return -1;
+      value = (value << 8) | n;
     }
-    return true;
+    return i == to ? value : -1;
+  }
+
+  /** The decimal number in {@code s[from, to)} (1 to maxDigits ASCII digits, no sign), or -1. */
+  private static int decimal(String s, int from, int to, int maxDigits) {
+    if (to <= from || to - from > maxDigits) return -1;
+    int n = 0;
+    for (int i = from; i < to; i++) {
+      char c = s.charAt(i);
+      if (c < '0' || c > '9') return -1;
+      n = n * 10 + (c - '0');
+    }
+    return n;
   }
 
   static boolean ipv6(String s) {

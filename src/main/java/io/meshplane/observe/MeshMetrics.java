@@ -16,6 +16,7 @@ public final class MeshMetrics {
 
   public final Counter heartbeats;
   public final Counter staleTransitions;
+  public final io.micrometer.core.instrument.DistributionSummary heartbeatBatchSize;
   public final AtomicLong writeBehindBacklog = new AtomicLong();
   public final io.micrometer.core.instrument.DistributionSummary writeBehindBatchSize;
   public final io.micrometer.core.instrument.Timer writeBehindFlush;
@@ -27,6 +28,8 @@ public final class MeshMetrics {
     this.registry = registry;
     this.heartbeats = Counter.builder("mesh.node.heartbeats")
         .description("Heartbeats accepted by this replica").register(registry);
+    this.heartbeatBatchSize = io.micrometer.core.instrument.DistributionSummary.builder("mesh.heartbeat.batch.size")
+        .description("Heartbeats written to the cluster map together (one group commit of one event loop)").register(registry);
     this.staleTransitions = Counter.builder("mesh.node.stale.transitions")
         .description("online->stale transitions detected by this replica").register(registry);
     Gauge.builder("mesh.writebehind.backlog", writeBehindBacklog, AtomicLong::doubleValue)

@@ -174,6 +174,11 @@ class NodeLifecycleTest {
     assertEquals(Instant.parse(live).toEpochMilli(),
         scalar("SELECT (extract(epoch FROM heartbeat_at) * 1000)::bigint FROM nodes WHERE id = '" + n.id() + "'"),
         "the row holds the live (last written) heartbeat");
+    // Agent tokens' uses are not recorded (one tokens-row write per heartbeat otherwise); the admin
+    // token's are, so the usage flush (every 5 s) did run meanwhile.
+    Thread.sleep(Math.max(0, 5_500 - (System.nanoTime() - t0) / 1_000_000));
+    assertEquals(0, scalar("SELECT count(*) FROM tokens WHERE node_id = '" + n.id() + "' AND last_used_at IS NOT NULL"));
+    assertTrue(scalar("SELECT count(*) FROM tokens WHERE node_id IS NULL AND name = 'test-admin' AND last_used_at IS NOT NULL") >= 1);
   }
 
   @Test

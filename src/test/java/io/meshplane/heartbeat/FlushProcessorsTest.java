@@ -1,0 +1,116 @@
+package io.meshplane.heartbeat;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.hazelcast.cluster.Member;
+import com.hazelcast.config.Config;
+import com.hazelcast.core.Hazelcast;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.map.IMap;
+import io.meshplane.testing.FreePorts;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The write-behind's entry processors on two real members, called from one member on keys the other
+ * owns: the processors and their backups travel in the Compact format, and a dirty mark is cleared
+ * only where the entry still holds what was written.
+ */
+class FlushProcessorsTest {
+  private static HazelcastInstance a;
+  private static HazelcastInstance b;
+
+  @BeforeAll
+  static void cluster() {
+    String name = "flush-processors-" + UUID.randomUUID();
+    int portA = FreePorts.next();
+    int portB = FreePorts.next();
+    a = Hazelcast.newHazelcastInstance(config(name, portA, portB));
+    b = Hazelcast.newHazelcastInstance(config(name, portB, portA));
+  }
+
+  private static Config config(String name, int port, int other) {
+    Config c = new Config().setClusterName(name);
+    c.setProperty("hazelcast.phone.home.enabled", "false");
+    c.setProperty("hazelcast.logging.type", "slf4j");
+    c.setProperty("hazelcast.socket.bind.any", "false");
+    c.setProperty("hazelcast.wait.seconds.before.join", "0");
+    c.getNetworkConfig().setPort(port).setPortAutoIncrement(false).getInterfaces().setEnabled(true).addInterface("127.0.0.1");
+    c.getNetworkConfig().getJoin().getMulticastConfig().setEnabled(false);
+    c.getNetworkConfig().getJoin().getAutoDetectionConfig().setEnabled(false);
+    c.getNetworkConfig().getJoin().getTcpIpConfig().setEnabled(true).addMember("127.0.0.1:" + port).addMember("127.0.0.1:" + other);
+    LiveState.configure(c);
+    return c;
+  }
+
+  @AfterAll
+  static void stop() {
+    if (b != null) b.shutdown();
+    if (a != null) a.shutdown();
+  }
+
+  private static LiveNode live(long at, boolean dirty, String endpoint) {
+    return new LiveNode(at, dirty, new String[] {endpoint}, "", "", new String[] {"10.1.0.0/24"}, "{}");
+  }
+
+  /** Keys whose partition the member {@code b} owns (so calls from {@code a} are remote). */
+  private static List<String> keysOwnedByB(int n) {
+    Member owner = b.getCluster().getLocalMember();
+    List<String> keys = new java.util.ArrayList<>();
+    for (int i = 0; keys.size() < n; i++) {
+      String k = "nd_flush" + i;
+      if (owner.equals(a.getPartitionService().getPartition(k).getOwner())) keys.add(k);
+    }
+    return keys;
+  }
+
+  @Test
+  void readsDirtyEntriesAndClearsOnlyUnchangedOnesAcrossMembers() throws Exception {
+    assertEquals(2, a.getCluster().getMembers().size());
+    IMap<String, LiveNode> map = a.getMap(LiveState.MAP);
+    List<String> keys = keysOwnedByB(3);
+    String dirty = keys.get(0);
+    String clean = keys.get(1);
+    String changing = keys.get(2);
+    map.set(dirty, live(1000, true, "198.51.100.1:1"));
+    map.set(clean, live(1000, false, "198.51.100.2:1"));
+    map.set(changing, live(1000, true, "198.51.100.3:1"));
+
+    Map<String, LiveNode> read = map.submitToKeys(new HashSet<>(keys), FlushProcessors.ReadDirty.INSTANCE)
+        .toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertEquals(Set.of(dirty, changing), read.keySet(), "only dirty entries are read");
+    assertEquals(live(1000, true, "198.51.100.1:1"), read.get(dirty));
+
+    // a heartbeat arrives for one node between the read and the clearing
+    map.set(changing, live(2000, true, "198.51.100.9:1"));
+    String[] ids = {dirty, changing};
+    LiveNode[] written = {read.get(dirty), read.get(changing)};
+    Map<String, Boolean> cleared = map.submitToKeys(Set.of(ids), new FlushProcessors.ClearIfUnchanged(ids, written))
+        .toCompletableFuture().get(10, TimeUnit.SECONDS);
+    assertEquals(Set.of(dirty), cleared.keySet(), "the changed entry keeps its mark");
+
+    assertFalse(map.get(dirty).dirty());
+    assertEquals(1000, map.get(dirty).heartbeatAt());
+    assertTrue(map.get(changing).dirty(), "the newer heartbeat is still to be written");
+    assertEquals(2000, map.get(changing).heartbeatAt());
+
+    // The backup (on a) is cleared too, asynchronously (Hazelcast sends entry-processor backups
+    // async; a lost one only means one more idempotent row write by the next owner). Give it a
+    // moment on loopback, then take the owner away: a promotes its backup copy.
+    Thread.sleep(1000);
+    b.getLifecycleService().terminate();
+    b = null;
+    IMap<String, LiveNode> survivor = a.getMap(LiveState.MAP);
+    assertFalse(survivor.get(dirty).dirty(), "the backup copy applied the same clearing");
+    assertTrue(survivor.get(changing).dirty());
+  }
+}
