@@ -52,6 +52,14 @@ public class LiveStateMemory {
           stats.getBackupEntryCount());
       System.out.printf("hazelcast owned-entry memory cost: %.1f bytes per entry%n", stats.getOwnedEntryMemoryCost() / (double) n);
       System.out.printf("heap growth after GC (entries + indexes): %.1f bytes per entry%n", (after - before) / (double) n);
+      // What the service then does all day: a full write-behind sweep (dirty == true over every entry)
+      // and a staleness scan through the heartbeat-second index. Neither may leave per-entry caches.
+      long t0 = System.nanoTime();
+      int dirty = map.localKeySet(com.hazelcast.query.Predicates.equal(LiveNode.DIRTY_FIELD, true)).size();
+      int old = map.localKeySet(LiveState.heartbeatSecondsBetween(LiveNode.second(now - 40_000), LiveNode.second(now - 15_000))).size();
+      long queried = usedHeapAfterGc();
+      System.out.printf("after a full dirty sweep (%d found) and an index scan (%d found) in %d ms: %.1f bytes per entry%n",
+          dirty, old, (System.nanoTime() - t0) / 1_000_000, (queried - before) / (double) n);
     } finally {
       hz.shutdown();
     }

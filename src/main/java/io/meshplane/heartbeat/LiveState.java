@@ -1,5 +1,6 @@
 package io.meshplane.heartbeat;
 
+import com.hazelcast.config.CacheDeserializedValues;
 import com.hazelcast.config.Config;
 import com.hazelcast.config.InMemoryFormat;
 import com.hazelcast.config.IndexConfig;
@@ -50,6 +51,9 @@ public final class LiveState {
         .setBackupCount(1)
         .setAsyncBackupCount(0)
         .setInMemoryFormat(InMemoryFormat.BINARY)
+        // no deserialized copy per record (Hazelcast's default caches one when indexes are used):
+        // 8 bytes less per entry, and queries on Compact data read the binary form anyway
+        .setCacheDeserializedValues(CacheDeserializedValues.NEVER)
         .addIndexConfig(new IndexConfig(IndexType.HASH, LiveNode.HEARTBEAT_SECOND_FIELD)));
     config.addMapConfig(new MapConfig(STALE_MAP).setBackupCount(1).setAsyncBackupCount(0));
     config.addMapConfig(new MapConfig(CLUSTER_MAP).setBackupCount(2));

@@ -74,6 +74,26 @@ class FlushProcessorsTest {
   }
 
   @Test
+  void liveNodesRoundTripThroughTheCompactLayout() {
+    IMap<String, LiveNode> onA = a.getMap(LiveState.MAP);
+    IMap<String, LiveNode> onB = b.getMap(LiveState.MAP);
+    List<LiveNode> shapes = List.of(
+        new LiveNode(1_795_000_123_456L, true, new String[] {"198.51.100.7:41641", "[2001:db8::1]:41641"},
+            "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "fra1", new String[] {"10.1.0.0/24", "fd00::/64"},
+            "{\"agent_version\":\"1.4.0\"}"),
+        new LiveNode(1_795_000_123_000L, false, new String[0], "", "", new String[0], "{}"),
+        new LiveNode(1_795_000_123_999L, true, new String[] {"198.51.100.7:1"}, "", "", new String[] {"10.0.0.0/8"}, "{}"),
+        // before the field's 2020 origin, and in 2080 (32-bit seconds from 1970 end in 2038)
+        new LiveNode(1_500_000_000_001L, true, new String[0], "", "", new String[0], "{}"),
+        new LiveNode(3_500_000_000_999L, true, new String[0], "", "", new String[0], "{}"));
+    for (int i = 0; i < shapes.size(); i++) {
+      onA.set("nd_shape" + i, shapes.get(i));
+      assertEquals(shapes.get(i), onB.get("nd_shape" + i), "shape " + i);
+      assertEquals(shapes.get(i).heartbeatAt(), onB.get("nd_shape" + i).heartbeatAt(), "shape " + i);
+    }
+  }
+
+  @Test
   void readsDirtyEntriesAndClearsOnlyUnchangedOnesAcrossMembers() throws Exception {
     assertEquals(2, a.getCluster().getMembers().size());
     IMap<String, LiveNode> map = a.getMap(LiveState.MAP);
