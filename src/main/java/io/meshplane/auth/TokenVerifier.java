@@ -36,7 +36,26 @@ public final class TokenVerifier {
    * at ~4 % of the heartbeat path. Expiry is checked on every request anyway ({@link #admit}); the
    * bound is kept by {@link #remember}.
    */
-  private final ConcurrentHashMap<String, Principal> cache = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<TokenKey, Principal> cache = new ConcurrentHashMap<>();
+
+  /**
+   * A cache key: the whole token text, compared in full, but hashed over its last 32 characters only
+   * (signature bytes, uniformly random) instead of all ~450: String's hash is a sequential loop, and
+   * a request's token is a new String every time, so its hash is never cached.
+   */
+  private record TokenKey(String jwt) {
+    @Override
+    public int hashCode() {
+      int h = 0;
+      for (int i = Math.max(0, jwt.length() - 32); i < jwt.length(); i++) h = 31 * h + jwt.charAt(i);
+      return h;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof TokenKey k && k.jwt.equals(jwt);
+    }
+  }
   private final Map<String, Counter> failures = new HashMap<>();
 
   public TokenVerifier(Jwts jwts, Denylist denylist, TokenUsage usage, MeshMetrics metrics) {
@@ -58,7 +77,7 @@ public final class TokenVerifier {
   }
 
   public Future<Principal> verify(String jwt) {
-    Principal cached = cache.get(jwt);
+    Principal cached = cache.get(new TokenKey(jwt));
     if (cached != null) return admit(cached, jwt);
     if (jwt.isEmpty() || jwt.length() > MAX_TOKEN_LENGTH) return fail("malformed", ApiError.unauthenticated("the bearer token is not a JWT"));
     String[] parts = jwt.split("\\.", -1);
@@ -141,13 +160,13 @@ public final class TokenVerifier {
       cache.values().removeIf(c -> now >= c.expiresAtMillis());
       if (cache.size() >= MAX_CACHED) {
         int drop = MAX_CACHED / 8;
-        for (Iterator<String> it = cache.keySet().iterator(); drop > 0 && it.hasNext(); drop--) {
+        for (Iterator<TokenKey> it = cache.keySet().iterator(); drop > 0 && it.hasNext(); drop--) {
           it.next();
           it.remove();
         }
       }
     }
-    cache.put(jwt, p);
+    cache.put(new TokenKey(jwt), p);
   }
 
   private static boolean validScopePart(String s) {
@@ -158,7 +177,7 @@ public final class TokenVerifier {
   private Future<Principal> admit(Principal p, String jwt) {
     long now = System.currentTimeMillis();
     if (now >= p.expiresAtMillis()) {
-      cache.remove(jwt);
+      cache.remove(new TokenKey(jwt));
       return fail("expired", new ApiError(401, "token_expired", "the token has expired"));
     }
     Denylist.Entry denied = denylist.lookup(p.tokenId());
@@ -184,7 +203,7 @@ public final class TokenVerifier {
    */
   public Principal attributable(String authorization) {
     if (authorization == null || authorization.length() < 8) return null;
-    return cache.get(authorization.substring(7).trim());
+    return cache.get(new TokenKey(authorization.substring(7).trim()));
   }
 
   private <T> Future<T> fail(String reason, ApiError error) {
