@@ -10,6 +10,7 @@ import com.hazelcast.query.Predicates;
 import com.hazelcast.config.MapConfig;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.IMap;
+import com.hazelcast.map.impl.proxy.MapProxyImpl;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import java.util.Map;
@@ -39,6 +40,11 @@ public final class LiveState {
     this.hz = hz;
     this.map = hz.getMap(MAP);
     this.stale = hz.getMap(STALE_MAP);
+    // A write whose backup did not acknowledge in time (hazelcast.operation.backup.timeout.millis,
+    // 5 s), or whose primary's member left while it ran, fails instead of completing as if stored:
+    // a heartbeat is answered 200 only once it is held by two members. Set before any use, on the
+    // thread that starts the replica; Hazelcast reads the flag per call on this proxy instance.
+    if (map instanceof MapProxyImpl<?, ?> proxy) proxy.setFailOnIndeterminateOperationState(true);
   }
 
   /** Adds the maps' configuration and the Compact serializer to a member's config (before it starts). */

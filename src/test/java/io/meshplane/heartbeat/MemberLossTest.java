@@ -1,6 +1,14 @@
 package io.meshplane.heartbeat;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.hazelcast.cluster.Member;
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.map.EntryProcessor;
+import com.hazelcast.map.IMap;
+import com.hazelcast.partition.Partition;
 
 import io.meshplane.app.Meshplane;
 import io.meshplane.testing.Http;
@@ -21,10 +29,16 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** A member dies abruptly: no acknowledged heartbeat is lost, from the live map or (after the flush) from PostgreSQL. */
+/**
+ * A member dies abruptly: no acknowledged heartbeat is lost, from the live map or (after the flush)
+ * from PostgreSQL; and the reason why: a heartbeat is answered only once its backup copy is stored.
+ */
 @Timeout(240)
 class MemberLossTest {
   @Test
@@ -69,6 +83,115 @@ class MemberLossTest {
         }
       } while (!stored.equals(acked) && System.currentTimeMillis() < deadline);
       assertEquals(acked, stored, "the database converges to every acknowledged heartbeat");
+    }
+  }
+
+  /**
+   * Holds every partition thread of the member that keeps the backups, then sends a heartbeat whose
+   * primary copy lives on the other member: the answer must wait until the backup is stored (an
+   * answer before that could be lost with the primary's member; Hazelcast's {@code putAll}/{@code
+   * setAll} would answer at once here: they do not wait for backups). Then holds them past
+   * Hazelcast's backup timeout: the heartbeat fails with 503 instead of being acknowledged unbacked.
+   */
+  @Test
+  void aHeartbeatIsAnsweredOnlyOnceItsBackupIsStored() throws Exception {
+    try (TestDatabase db = TestDatabase.create(); TestReplicas replicas = new TestReplicas(2); Http http = new Http()) {
+      Meshplane a = replicas.start(0, db.url());
+      Meshplane b = replicas.start(1, db.url());
+      String root = Tokens.admin(a);
+      HazelcastInstance hzA = a.services().hazelcast();
+      HazelcastInstance hzB = b.services().hazelcast();
+      Member memberA = hzA.getCluster().getLocalMember();
+      Member memberB = hzB.getCluster().getLocalMember();
+      long settle = System.currentTimeMillis() + 30_000;
+      while (!hzA.getPartitionService().isClusterSafe()) {
+        assertTrue(System.currentTimeMillis() < settle, "partitions did not settle between the two members");
+        Thread.sleep(100);
+      }
+
+      // a node whose live entry's primary copy is on A (so its backup is on B)
+      Nodes.Enrolled node = null;
+      for (int i = 0; node == null; i++) {
+        assertTrue(i < 40, "no enrolled node landed in a partition owned by A");
+        Nodes.Enrolled n = Nodes.enroll(http, a.coordinatorPort(), root, "acked-" + i, "acks", "prod");
+        if (memberA.equals(hzA.getPartitionService().getPartition(n.id()).getOwner())) node = n;
+      }
+      // first use of the agent token (signature check, token cache) before anything is held
+      HttpResponse<Buffer> first = http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes/" + node.id() + "/heartbeat", node.token(), Nodes.beat(1));
+      assertEquals(200, first.statusCode(), first.bodyAsString());
+
+      // hold each of B's partition threads, then beat: no answer while the backup cannot be stored
+      CountDownLatch release = new CountDownLatch(1);
+      List<CompletionStage<Object>> holds = holdPartitionThreads(hzB, release);
+      Future<HttpResponse<Buffer>> answer = http.sendAsync(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes/" + node.id() + "/heartbeat",
+          node.token(), Nodes.beat(2));
+      try {
+        Thread.sleep(1500);
+        assertFalse(answer.isComplete(), "the heartbeat was answered before its backup was stored");
+      } finally {
+        release.countDown();
+      }
+      HttpResponse<Buffer> r = Http.await(answer, 30);
+      assertEquals(200, r.statusCode(), r.bodyAsString());
+      for (CompletionStage<Object> h : holds) h.toCompletableFuture().get(30, TimeUnit.SECONDS);
+      long acked = Instant.parse(r.bodyAsJsonObject().getString("server_time")).toEpochMilli();
+      assertEquals(acked, hzB.<String, LiveNode>getMap(LiveState.MAP).get(node.id()).heartbeatAt());
+
+      // the backup never acknowledges in time (Hazelcast waits 5 s): 503, not a 200 held by one member only
+      CountDownLatch release2 = new CountDownLatch(1);
+      List<CompletionStage<Object>> holds2 = holdPartitionThreads(hzB, release2);
+      HttpResponse<Buffer> timedOut;
+      try {
+        timedOut = Http.await(http.sendAsync(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes/" + node.id() + "/heartbeat",
+            node.token(), Nodes.beat(3)), 30);
+      } finally {
+        release2.countDown();
+      }
+      assertEquals(503, timedOut.statusCode(), timedOut.bodyAsString());
+      assertEquals("unavailable", timedOut.bodyAsJsonObject().getString("code"));
+      for (CompletionStage<Object> h : holds2) h.toCompletableFuture().get(30, TimeUnit.SECONDS);
+      HttpResponse<Buffer> after = http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes/" + node.id() + "/heartbeat", node.token(), Nodes.beat(4));
+      assertEquals(200, after.statusCode(), "the next heartbeat is accepted once the backup member answers again");
+    }
+  }
+
+  /** One blocking entry processor in every partition {@code hz} owns: each of its partition threads waits for {@code release}. */
+  private static List<CompletionStage<Object>> holdPartitionThreads(HazelcastInstance hz, CountDownLatch release) {
+    Member self = hz.getCluster().getLocalMember();
+    Set<Integer> owned = new java.util.HashSet<>();
+    for (Partition p : hz.getPartitionService().getPartitions()) {
+      if (self.equals(p.getOwner())) owned.add(p.getPartitionId());
+    }
+    IMap<String, String> blockers = hz.getMap("test.hold-partition-threads");
+    List<CompletionStage<Object>> holds = new ArrayList<>();
+    for (int i = 0; !owned.isEmpty(); i++) {
+      String key = "hold-" + i;
+      if (owned.remove(hz.getPartitionService().getPartition(key).getPartitionId())) holds.add(blockers.submitToKey(key, new Hold(release)));
+    }
+    return holds;
+  }
+
+  /** Blocks the partition thread it runs on until released (runs in this JVM only: local calls are not serialized). */
+  private static final class Hold implements EntryProcessor<String, String, Object> {
+    private final transient CountDownLatch release;
+
+    Hold(CountDownLatch release) {
+      this.release = release;
+    }
+
+    @Override
+    public Object process(java.util.Map.Entry<String, String> entry) {
+      try {
+        release.await(60, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return null;
+    }
+
+    @Override
+    public EntryProcessor<String, String, Object> getBackupProcessor() {
+      return null;
     }
   }
 }
