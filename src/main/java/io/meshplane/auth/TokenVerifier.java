@@ -11,9 +11,7 @@ import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Turns an {@code Authorization} header into a {@link Principal}, or a 401 with the right code.
@@ -25,37 +23,13 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class TokenVerifier {
   private static final int MAX_TOKEN_LENGTH = 4096;
   private static final long LEEWAY_SECONDS = 5;
-  static final int MAX_CACHED = 200_000;
+  static final int MAX_CACHED = 1_000_000;
 
   private final Jwts jwts;
   private final Denylist denylist;
   private final TokenUsage usage;
-  /**
-   * Verified tokens by their text. A plain concurrent map, not a cache library: the lookup runs on
-   * every request, and per-read bookkeeping (frequency sketch, access order, expiry wheel) measured
-   * at ~4 % of the heartbeat path. Expiry is checked on every request anyway ({@link #admit}); the
-   * bound is kept by {@link #remember}.
-   */
-  private final ConcurrentHashMap<TokenKey, Principal> cache = new ConcurrentHashMap<>();
-
-  /**
-   * A cache key: the whole token text, compared in full, but hashed over its last 32 characters only
-   * (signature bytes, uniformly random) instead of all ~450: String's hash is a sequential loop, and
-   * a request's token is a new String every time, so its hash is never cached.
-   */
-  private record TokenKey(String jwt) {
-    @Override
-    public int hashCode() {
-      int h = 0;
-      for (int i = Math.max(0, jwt.length() - 32); i < jwt.length(); i++) h = 31 * h + jwt.charAt(i);
-      return h;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof TokenKey k && k.jwt.equals(jwt);
-    }
-  }
+  /** Tokens whose signature was checked (see {@link VerifiedTokens}: sized for a whole fleet's agents). */
+  private final VerifiedTokens cache = new VerifiedTokens(MAX_CACHED);
   private final Map<String, Counter> failures = new HashMap<>();
 
   public TokenVerifier(Jwts jwts, Denylist denylist, TokenUsage usage, MeshMetrics metrics) {
@@ -77,7 +51,7 @@ public final class TokenVerifier {
   }
 
   public Future<Principal> verify(String jwt) {
-    Principal cached = cache.get(new TokenKey(jwt));
+    Principal cached = cache.get(jwt);
     if (cached != null) return admit(cached, jwt);
     if (jwt.isEmpty() || jwt.length() > MAX_TOKEN_LENGTH) return fail("malformed", ApiError.unauthenticated("the bearer token is not a JWT"));
     String[] parts = jwt.split("\\.", -1);
@@ -149,24 +123,8 @@ public final class TokenVerifier {
     return new Principal(jti, name, new Scope(team, env, surface), exp.longValue() * 1000, nodeId);
   }
 
-  /**
-   * Caches a verified token. At the bound (rare: a replica sees each agent's token once per credential
-   * lifetime), expired tokens are dropped first, then, if still full, an arbitrary eighth: those pay
-   * one more signature check on their next request.
-   */
   private void remember(String jwt, Principal p) {
-    if (cache.size() >= MAX_CACHED) {
-      long now = System.currentTimeMillis();
-      cache.values().removeIf(c -> now >= c.expiresAtMillis());
-      if (cache.size() >= MAX_CACHED) {
-        int drop = MAX_CACHED / 8;
-        for (Iterator<TokenKey> it = cache.keySet().iterator(); drop > 0 && it.hasNext(); drop--) {
-          it.next();
-          it.remove();
-        }
-      }
-    }
-    cache.put(new TokenKey(jwt), p);
+    cache.put(jwt, p);
   }
 
   private static boolean validScopePart(String s) {
@@ -177,7 +135,7 @@ public final class TokenVerifier {
   private Future<Principal> admit(Principal p, String jwt) {
     long now = System.currentTimeMillis();
     if (now >= p.expiresAtMillis()) {
-      cache.remove(new TokenKey(jwt));
+      cache.remove(jwt);
       return fail("expired", new ApiError(401, "token_expired", "the token has expired"));
     }
     Denylist.Entry denied = denylist.lookup(p.tokenId());
@@ -203,7 +161,7 @@ public final class TokenVerifier {
    */
   public Principal attributable(String authorization) {
     if (authorization == null || authorization.length() < 8) return null;
-    return cache.get(new TokenKey(authorization.substring(7).trim()));
+    return cache.get(authorization.substring(7).trim());
   }
 
   private <T> Future<T> fail(String reason, ApiError error) {

@@ -290,8 +290,16 @@ class TokenApiTest {
     long exp = Instant.now().plus(Duration.ofHours(1)).getEpochSecond();
     JsonObject es = new JsonObject().put("alg", "ES256").put("kid", kid).put("typ", "JWT");
 
+    // the genuine token is verified (and cached) first: altered copies of it must still be refused
+    assertEquals(200, http.get(port, "/v1/auth/whoami", valid).statusCode());
+    String sig = parts[2];
+    char mid = sig.charAt(40);
     Map<String, String> cases = new LinkedHashMap<>();
     cases.put("not a JWT", "hello");
+    cases.put("tampered header", TestJwts.b64(es.copy().put("typ", "jwt")) + "." + parts[1] + "." + sig);
+    cases.put("tampered signature", parts[0] + "." + parts[1] + "." + sig.substring(0, 40) + (mid == 'A' ? 'B' : 'A') + sig.substring(41));
+    cases.put("truncated signature", parts[0] + "." + parts[1] + "." + sig.substring(0, sig.length() - 2));
+    cases.put("payload of another token", parts[0] + "." + TestJwts.b64(payload.copy().put("jti", "tok_0000000000000000000000000")) + "." + sig);
     cases.put("two segments", "abc.def");
     cases.put("tampered payload", parts[0] + "." + TestJwts.b64(payload.copy().put("team", "*").put("srf", "admin")) + "." + parts[2]);
     cases.put("wrong key", TestJwts.es256(TestJwts.strangerKey(), es, TestJwts.claims("meshplane", tokenId, exp)));
@@ -304,7 +312,9 @@ class TokenApiTest {
     cases.put("no expiry", TestJwts.es256(real, es, TestJwts.claims("meshplane", tokenId, exp).put("exp", (Object) null)));
     cases.put("not yet valid", TestJwts.es256(real, es, TestJwts.claims("meshplane", tokenId, exp).put("nbf", exp - 60)));
     for (Map.Entry<String, String> c : cases.entrySet()) {
-      problem(http.get(port, "/v1/auth/whoami", c.getValue()), 401, "unauthenticated");
+      HttpResponse<Buffer> r = http.get(port, "/v1/auth/whoami", c.getValue());
+      assertEquals(401, r.statusCode(), c.getKey() + ": " + r.bodyAsString());
+      problem(r, 401, "unauthenticated");
     }
     problem(http.get(port, "/v1/auth/whoami"), 401, "unauthenticated");
     problem(http.send(http.request(HttpMethod.GET, port, "/v1/auth/whoami").putHeader("Authorization", "Basic YTpi")), 401, "unauthenticated");
