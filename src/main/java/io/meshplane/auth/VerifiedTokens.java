@@ -2,6 +2,9 @@ package io.meshplane.auth;
 
 import java.util.Iterator;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The verifier's cache of tokens whose signature was checked, sized for fleets: every agent's token
@@ -27,9 +30,24 @@ public final class VerifiedTokens {
   /** Team, environment and scope values shared by every entry that names them (bounded by what was issued). */
   private final ConcurrentHashMap<Scope, Scope> scopes = new ConcurrentHashMap<>();
   private final int max;
+  private final Executor pruner;
+  private final AtomicBoolean pruning = new AtomicBoolean();
+
+  /** Pruning at the bound runs on one daemon thread shared by every cache: never on the caller's event loop. */
+  private static final Executor PRUNER = Executors.newSingleThreadExecutor(r -> {
+    Thread t = new Thread(r, "meshplane-token-cache-pruner");
+    t.setDaemon(true);
+    return t;
+  });
 
   public VerifiedTokens(int max) {
+    this(max, PRUNER);
+  }
+
+  /** @param pruner where pruning at the bound runs (tests pass a direct executor) */
+  VerifiedTokens(int max, Executor pruner) {
     this.max = max;
+    this.pruner = pruner;
   }
 
   /** The principal of this exact token, if its signature was checked before; null otherwise. */
@@ -42,27 +60,38 @@ public final class VerifiedTokens {
 
   /**
    * Remembers a token whose signature is valid. At the bound (rare: a replica sees each agent's token
-   * once per credential lifetime), expired tokens are dropped first, then, if still full, an arbitrary
-   * eighth: those pay one more signature check on their next request. Runs on an event loop: the
-   * pruning is a CPU burst of a few milliseconds, once per {@code max / 8} new tokens at most.
+   * once per credential lifetime), a prune starts on the pruner thread: expired tokens are dropped
+   * first, then, if still full, an arbitrary eighth, which pay one more signature check on their next
+   * request. A prune of a full cache of 1,000,000 takes 60–85 ms of CPU: too long for an event loop.
+   * Tokens verified while it runs are added, so the bound can be passed by a few entries for that time.
    */
   public void put(String jwt, Principal p) {
     int dot = jwt.lastIndexOf('.');
     if (dot <= 0 || dot == jwt.length() - 1) return;
-    if (map.size() >= max) {
-      long now = System.currentTimeMillis();
-      map.values().removeIf(c -> now >= c.principal.expiresAtMillis());
-      if (map.size() >= max) {
-        int drop = Math.max(1, max / 8);
-        for (Iterator<Signature> it = map.keySet().iterator(); drop > 0 && it.hasNext(); drop--) {
-          it.next();
-          it.remove();
+    if (map.size() >= max && pruning.compareAndSet(false, true)) {
+      pruner.execute(() -> {
+        try {
+          prune();
+        } finally {
+          pruning.set(false);
         }
-      }
+      });
     }
     Scope shared = scopes.computeIfAbsent(p.scope(), s -> new Scope(s.team().intern(), s.environment().intern(), s.surface()));
     Principal compact = new Principal(p.tokenId(), p.name(), shared, p.expiresAtMillis(), p.nodeId());
     map.put(Signature.probe(jwt, dot + 1).stored(), new Cached(compact, fingerprint(jwt, dot)));
+  }
+
+  private void prune() {
+    long now = System.currentTimeMillis();
+    map.values().removeIf(c -> now >= c.principal.expiresAtMillis());
+    if (map.size() >= max) {
+      int drop = Math.max(1, max / 8);
+      for (Iterator<Signature> it = map.keySet().iterator(); drop > 0 && it.hasNext(); drop--) {
+        it.next();
+        it.remove();
+      }
+    }
   }
 
   public void remove(String jwt) {

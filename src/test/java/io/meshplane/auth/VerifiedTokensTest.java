@@ -26,7 +26,7 @@ class VerifiedTokensTest {
 
   @Test
   void aHitNeedsTheExactToken() {
-    VerifiedTokens cache = new VerifiedTokens(10);
+    VerifiedTokens cache = new VerifiedTokens(10, Runnable::run);
     String payload = "eyJzdWIiOiJuZF8xIiwianRpIjoidG9rXzEifQ";
     String sig = "MEUCIQDx7k2lq9yW3Zb0dGc1VjQ4cGZ6S0pUc0hQb2xpY3lBbmRPcHNCeVRoZVNlc3Npb25fMTIzNDU2Nzg5MA";
     Principal p = principal("1", LATER);
@@ -52,7 +52,7 @@ class VerifiedTokensTest {
 
   @Test
   void entriesShareTheirScopeAndKeepTheirIdentity() {
-    VerifiedTokens cache = new VerifiedTokens(10);
+    VerifiedTokens cache = new VerifiedTokens(10, Runnable::run);
     cache.put(token("cGF5bG9hZDE", "c2lnbmF0dXJlMQ"), principal("1", LATER));
     cache.put(token("cGF5bG9hZDI", "c2lnbmF0dXJlMg"), principal("2", LATER));
     Principal one = cache.get(token("cGF5bG9hZDE", "c2lnbmF0dXJlMQ"));
@@ -64,7 +64,7 @@ class VerifiedTokensTest {
 
   @Test
   void theBoundDropsExpiredTokensFirstThenAnEighth() {
-    VerifiedTokens cache = new VerifiedTokens(16);
+    VerifiedTokens cache = new VerifiedTokens(16, Runnable::run);
     long past = System.currentTimeMillis() - 1;
     for (int i = 0; i < 8; i++) cache.put(token("ZXhwaXJlZA" + i, "c2ln" + i), principal("old" + i, past));
     for (int i = 0; i < 8; i++) cache.put(token("bGl2ZQ" + i, "c2lnbg" + i), principal("live" + i, LATER));
@@ -78,6 +78,24 @@ class VerifiedTokensTest {
     cache.put(token("bGFzdA", "bGFzdHNpZw"), principal("last", LATER));
     assertEquals(15, cache.size(), "full of live tokens: an eighth (2) dropped, then the new one added");
     assertEquals("nd_last", cache.get(token("bGFzdA", "bGFzdHNpZw")).nodeId());
+  }
+
+  @Test
+  void pruningRunsOffTheCallersThread() throws Exception {
+    java.util.concurrent.CountDownLatch ran = new java.util.concurrent.CountDownLatch(1);
+    String[] on = new String[1];
+    VerifiedTokens cache = new VerifiedTokens(4, r -> new Thread(() -> {
+      on[0] = Thread.currentThread().getName();
+      r.run();
+      ran.countDown();
+    }, "pruner-under-test").start());
+    long past = System.currentTimeMillis() - 1;
+    for (int i = 0; i < 4; i++) cache.put(token("b2xk" + i, "c2ln" + i), principal("old" + i, past));
+    cache.put(token("bmV3", "bmV3c2ln"), principal("new", LATER));
+    assertTrue(ran.await(10, java.util.concurrent.TimeUnit.SECONDS), "the prune ran");
+    assertEquals("pruner-under-test", on[0]);
+    assertEquals(1, cache.size(), "the expired tokens were dropped by the pruner, the new one kept");
+    assertEquals("nd_new", cache.get(token("bmV3", "bmV3c2ln")).nodeId());
   }
 
   @Test
