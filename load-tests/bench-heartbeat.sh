@@ -24,6 +24,9 @@
 #          most every 500 ms per backend, 15+ flushes an idle backend's pending ones up to 10 s later);
 #          the rows the service says it sent (mesh_writebehind_batch_size_sum) are shown next to them
 #        SERVICE_LOG_COPY=FILE  keep a copy of the service log (the temp dir is removed on exit)
+#        EXTRA_ROUNDS (0): after the fixed-rate run, this many more /healthz -> heartbeats -> /healthz
+#          triples (same wrk parameters, same service); every triple's ratios and their medians are
+#          printed (the ceiling moves by up to +-15 % between runs, so one triple's ratio is noisy)
 #        PROFILE=1  after the measured runs, one more full-speed heartbeat run (not in the figures) with
 #          a JFR recording (PROFILE_SETTINGS: default, or profile); prints the hottest methods (self and
 #          inclusive samples)
@@ -345,6 +348,22 @@ FUPD1="$(nodes_upd)"
 scrape "$WORK/metrics-end.txt"
 check_clean fixed
 
+# --- optional: more healthz/heartbeat/healthz triples, for a median ratio ---------------------------
+EXTRA_ROUNDS="${EXTRA_ROUNDS:-0}"
+[[ "$EXTRA_ROUNDS" =~ ^[0-9]+$ ]] || die "EXTRA_ROUNDS must be a whole number"
+for ((round = 1; round <= EXTRA_ROUNDS; round++)); do
+  for step in healthz-1 heartbeat healthz-2; do
+    wait_quiet
+    log "extra round $round of $EXTRA_ROUNDS: $step ($WRK_PARAMS)"
+    if [[ "$step" == heartbeat ]]; then
+      run_measured "r$round-$step" "$DURATION" "$CONNECTIONS" / "${HB_SCRIPT[@]}"
+      check_clean "r$round-$step"
+    else
+      run_measured "r$round-$step" "$DURATION" "$CONNECTIONS" /healthz
+    fi
+  done
+done
+
 # --- optional: a profiled full-speed heartbeat run (not part of the figures) ----------------------
 if [[ "${PROFILE:-0}" == 1 ]]; then
   wait_quiet
@@ -428,6 +447,24 @@ if grep -q NOISY <<<"${CPU_NOTE[*]}" || awk -v d="$DRIFT" 'BEGIN {exit !(d > 10 
 echo "heartbeat / healthz (1st):          $RATIO %   (target >= $TARGET_PCT %: $(verdict "$(awk -v r="$RATIO" -v t="$TARGET_PCT" 'BEGIN {print r >= t}')")$([[ $RELIABLE == yes ]] || echo ', UNRELIABLE RUN'))"
 echo "heartbeat / mean(healthz 1st, 2nd): $RATIO_MEAN %"
 echo "healthz drift (2nd vs 1st):         $DRIFT %"
+if ((EXTRA_ROUNDS > 0)); then
+  echo
+  echo "All healthz -> heartbeat -> healthz triples (round 0 = the one above):"
+  echo "| round | healthz 1st | heartbeat | healthz 2nd | hb / 1st | hb / mean | drift | clean |"
+  echo "|------:|------------:|----------:|------------:|---------:|----------:|------:|-------|"
+  : >"$WORK/rounds.txt"
+  for ((round = 0; round <= EXTRA_ROUNDS; round++)); do
+    if ((round == 0)); then pre=""; else pre="r$round-"; fi
+    r1="$(req_s "$WORK/${pre}healthz-1.txt")"; rb="$(req_s "$WORK/${pre}heartbeat.txt")"; r2="$(req_s "$WORK/${pre}healthz-2.txt")"
+    flags="${CPU_NOTE[${pre}healthz-1]##* } ${CPU_NOTE[${pre}heartbeat]##* } ${CPU_NOTE[${pre}healthz-2]##* }"
+    awk -v n="$round" -v h1="$r1" -v hb="$rb" -v h2="$r2" -v f="$flags" 'BEGIN {
+      printf "| %5d | %11.0f | %9.0f | %11.0f | %7.1f %% | %8.1f %% | %+4.1f %% | %s |\n", n, h1, hb, h2, 100*hb/h1, 100*hb/((h1+h2)/2), 100*(h2-h1)/h1, (f ~ /NOISY/ ? "NOISY" : "clean") }'
+    awk -v h1="$r1" -v hb="$rb" -v h2="$r2" 'BEGIN {printf "%.1f %.1f\n", 100*hb/h1, 100*hb/((h1+h2)/2)}' >>"$WORK/rounds.txt"
+  done
+  median() { sort -n | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+  M1="$(awk '{print $1}' "$WORK/rounds.txt" | median)"; MM="$(awk '{print $2}' "$WORK/rounds.txt" | median)"
+  echo "median over $((EXTRA_ROUNDS + 1)) triples: heartbeat / healthz (1st) $M1 %, heartbeat / mean(healthz) $MM %   (target >= $TARGET_PCT %: $(verdict "$(awk -v r="$M1" -v t="$TARGET_PCT" 'BEGIN {print r >= t}')") on the first, $(verdict "$(awk -v r="$MM" -v t="$TARGET_PCT" 'BEGIN {print r >= t}')") on the mean)"
+fi
 
 FX_P99="$(pct "$WORK/fixed.txt" 99%)"; FX_P99_MS="$(to_ms "$FX_P99")"
 RATE_OK="$(awk -v r="$FX" -v t="$RATE_TARGET" 'BEGIN {print (r >= 0.9 * t && r <= 1.1 * t)}')"
