@@ -51,7 +51,7 @@ public final class LiveState {
   public static void configure(Config config) {
     config.getSerializationConfig().getCompactSerializationConfig()
         .addSerializer(new LiveNode.Serializer())
-        .addSerializer(new FlushProcessors.ReadDirtySerializer())
+        .addSerializer(new FlushProcessors.SettleSerializer())
         .addSerializer(new FlushProcessors.ClearIfUnchangedSerializer());
     config.addMapConfig(new MapConfig(MAP)
         .setBackupCount(1)

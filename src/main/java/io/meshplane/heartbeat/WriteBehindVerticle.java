@@ -10,6 +10,7 @@ import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -23,24 +24,34 @@ import org.slf4j.LoggerFactory;
 /**
  * Persists live state to PostgreSQL, coalesced (one per replica, deployed as a worker: the Hazelcast
  * calls here block, the heartbeat path never waits on this). Each flush takes the dirty entries that
- * this member owns, writes them in batches of one multi-row UPDATE each, then clears each dirty mark
- * only if the entry is unchanged since it was read (a newer heartbeat keeps it dirty for the next
- * flush). So a node costs at most one row write per flush interval however often it beats, and since
- * the mark lives in the entry (with its backup), a crashed member's backlog is flushed by the new owner.
- * PostgreSQL down: nothing is cleared, the backlog (at most one entry per node) waits and is reported.
+ * this member owns and writes them in batches of one multi-row UPDATE each. A dirty mark is cleared
+ * only if the entry is unchanged since it was written (a newer heartbeat keeps it dirty for the next
+ * flush), and that check is made by the next flush's own read ({@link FlushProcessors.Settle}): one
+ * entry-processor pass per flush, and no clearing write at all for a node that beat again meanwhile.
+ * So a node costs at most one row write per flush interval however often it beats, and since the mark
+ * lives in the entry (with its backup), a crashed member's backlog is flushed by the new owner; what
+ * a member loses with its memory is only the list of rows it wrote last, which costs the new owner one
+ * redundant (identical) row write per node, never a lost one. PostgreSQL down: nothing is cleared,
+ * the backlog (at most one entry per node) waits and is reported.
  *
  * <p>Finding the dirty entries uses the heartbeat-time index: an entry becomes dirty only when a
  * heartbeat writes it, stamped with the time it was accepted, so after a complete flush that started at
  * T everything still dirty was written after about T. The next flush looks at {@code heartbeatAt >=
- * T - margin} (the margin covers clock differences between replicas and the flush's own duration). A
- * full sweep every {@link #SWEEP_EVERY_MS} (and on start) catches anything outside the window, such
- * as the backlog of a dead member whose partitions this member took over.
+ * T - margin} (the margin covers clock differences between replicas and the flush's own duration),
+ * plus the entries it wrote last time. A full sweep every {@link #SWEEP_EVERY_MS} (and on start)
+ * catches anything outside the window, such as the backlog of a dead member whose partitions this
+ * member took over.
  */
 public final class WriteBehindVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(WriteBehindVerticle.class);
   static final int BATCH = 2000;
   static final long SWEEP_EVERY_MS = 60_000;
   static final long CLOCK_MARGIN_MS = 5_000;
+  /**
+   * At most this many written rows wait for the next flush to settle their marks (~250 B each); more
+   * (a backlog flushed after an outage) are settled at once, with one more pass over them.
+   */
+  static final int SETTLE_LATER_MAX = 20_000;
 
   private final IMap<String, LiveNode> map;
   private final HazelcastInstance hz;
@@ -52,6 +63,8 @@ public final class WriteBehindVerticle extends VerticleBase {
   /** Dirty entries are looked for at or after this heartbeat time; MIN_VALUE = sweep everything. */
   private long window = Long.MIN_VALUE;
   private long lastSweep;
+  /** Rows written whose marks are not settled yet: node id -> the value written. Worker thread only. */
+  private Map<String, LiveNode> written = new HashMap<>();
 
   public WriteBehindVerticle(LiveState live, NodeRepository nodes, MeshMetrics metrics, Duration interval) {
     this.map = live.map();
@@ -74,7 +87,8 @@ public final class WriteBehindVerticle extends VerticleBase {
     // after the flush under way, one more, sweeping everything still dirty.
     window = Long.MIN_VALUE;
     Future<Void> before = current == null ? Future.succeededFuture() : current.recover(t -> Future.succeededFuture());
-    return before.compose(v -> flush()).recover(t -> Future.succeededFuture());
+    // and then settles what it wrote, so that a member leaving hands over clean entries
+    return before.compose(v -> flush()).compose(v -> settleNow()).recover(t -> Future.succeededFuture());
   }
 
   private void tick() {
@@ -89,7 +103,10 @@ public final class WriteBehindVerticle extends VerticleBase {
 
   private Future<Void> current;
 
-  /** One flush of every dirty entry owned here. Runs on this worker's thread; batches go one after the other. */
+  /**
+   * One flush of every dirty entry owned here, and of the entries the previous flush wrote (their marks
+   * are settled on the way). Runs on this worker's thread; batches go one after the other.
+   */
   Future<Void> flush() {
     long started = System.currentTimeMillis();
     boolean sweep = window == Long.MIN_VALUE || started - lastSweep >= SWEEP_EVERY_MS;
@@ -105,10 +122,19 @@ public final class WriteBehindVerticle extends VerticleBase {
       return Future.succeededFuture();
     }
     if (sweep) lastSweep = started;
-    metrics.writeBehindBacklog.set(dirty.size());
+    Map<String, LiveNode> settling = written;
+    written = new HashMap<>();
+    Set<String> keys = dirty;
+    if (!settling.isEmpty()) {
+      keys = new HashSet<>(dirty);
+      keys.addAll(settling.keySet());
+    }
+    metrics.writeBehindBacklog.set(keys.size());
     failedThisRound = false;
-    Future<Void> done = dirty.isEmpty() ? Future.succeededFuture() : nextChunk(chunks(dirty).iterator());
+    Future<Void> done = keys.isEmpty() ? Future.succeededFuture() : nextChunk(chunks(keys).iterator(), settling);
     return done.onComplete(ar -> {
+      // rows written before a failure, not settled because the flush stopped: the next flush settles them
+      settling.forEach(written::putIfAbsent);
       // a complete, successful flush moves the window; after a failure the old window stays
       if (!failedThisRound) window = started - interval.toMillis() - CLOCK_MARGIN_MS;
     });
@@ -158,11 +184,24 @@ public final class WriteBehindVerticle extends VerticleBase {
     return chunks;
   }
 
-  /** Per partition of the chunk, in parallel: the dirty values (entries cleaned or gone meanwhile are left out). */
-  private Future<Map<String, LiveNode>> readDirty(List<List<String>> chunk) {
+  /**
+   * Per partition of the chunk, in parallel: settles the marks of the rows in {@code settling} (cleared
+   * where unchanged since written) and returns the values dirty now (entries gone meanwhile are left out).
+   */
+  private Future<Map<String, LiveNode>> settleAndRead(List<List<String>> chunk, Map<String, LiveNode> settling) {
     List<Future<Map<String, LiveNode>>> reads = new ArrayList<>(chunk.size());
     for (List<String> piece : chunk) {
-      reads.add(Future.fromCompletionStage(map.submitToKeys(new HashSet<>(piece), FlushProcessors.ReadDirty.INSTANCE), context));
+      List<String> keys = new ArrayList<>();
+      List<LiveNode> values = new ArrayList<>();
+      for (String k : piece) {
+        LiveNode v = settling.get(k);
+        if (v != null) {
+          keys.add(k);
+          values.add(v);
+        }
+      }
+      FlushProcessors.Settle settle = new FlushProcessors.Settle(keys.toArray(new String[0]), values.toArray(new LiveNode[0]));
+      reads.add(Future.fromCompletionStage(map.submitToKeys(new HashSet<>(piece), settle), context));
     }
     return Future.all(reads).map(all -> {
       Map<String, LiveNode> out = new HashMap<>();
@@ -171,39 +210,75 @@ public final class WriteBehindVerticle extends VerticleBase {
     });
   }
 
-  /** Per partition of the chunk, in parallel: clears the marks of entries still equal to what was written. */
-  private Future<Integer> clearUnchanged(List<List<String>> chunk, Map<String, LiveNode> written) {
-    List<Future<Map<String, Boolean>>> clears = new ArrayList<>(chunk.size());
-    for (List<String> piece : chunk) {
-      List<String> keys = new ArrayList<>(piece.size());
-      List<LiveNode> values = new ArrayList<>(piece.size());
-      for (String k : piece) {
-        LiveNode v = written.get(k);
-        if (v != null) {
-          keys.add(k);
-          values.add(v);
-        }
-      }
-      if (keys.isEmpty()) continue;
-      FlushProcessors.ClearIfUnchanged clear =
-          new FlushProcessors.ClearIfUnchanged(keys.toArray(new String[0]), values.toArray(new LiveNode[0]));
-      clears.add(Future.fromCompletionStage(map.submitToKeys(new HashSet<>(keys), clear), context));
+  /**
+   * Settles the marks of everything written so far at once (one more pass): at shutdown, and when a
+   * large backlog was written (so that the rows waiting to be settled stay few).
+   */
+  private Future<Void> settleNow() {
+    Map<String, LiveNode> settling = written;
+    written = new HashMap<>();
+    if (settling.isEmpty()) return Future.succeededFuture();
+    Future<Void> all = Future.succeededFuture();
+    for (List<List<String>> chunk : chunks(settling.keySet())) {
+      // what changed since it was written is dirty with a recent heartbeat: the next flush's window has it
+      all = all.compose(v -> settleAndRead(chunk, settling).<Void>mapEmpty());
     }
-    return Future.all(clears).map(all -> {
-      int cleared = 0;
-      for (Future<Map<String, Boolean>> f : clears) cleared += f.result().size();
-      return cleared;
+    return all.recover(t -> {
+      LOG.warn("write-behind: cannot settle {} written entries (they stay dirty and are written once more): {}",
+          settling.size(), t.getMessage());
+      return Future.succeededFuture();
     });
   }
 
-  private Future<Void> nextChunk(Iterator<List<List<String>>> it) {
+  /**
+   * Fewer rows written than sent: a row with fields left out did not hold this member's previous write
+   * any more (a partition moved, another owner wrote it since), or a node was deleted, or its row holds
+   * this heartbeat already. The rows that had fields left out are sent again whole; those written by
+   * the first statement hold this heartbeat now and are not written twice.
+   */
+  private Future<Integer> rewriteWhole(Map<String, LiveNode> read, String[] ids, Long[] prev) {
+    List<String> again = new ArrayList<>();
+    for (int i = 0; i < ids.length; i++) if (prev[i] != null) again.add(ids[i]);
+    int m = again.size();
+    if (m == 0) return Future.succeededFuture(0);
+    String[] id = again.toArray(new String[0]);
+    Long[] hb = new Long[m];
+    String[] ep = new String[m];
+    String[] rt = new String[m];
+    String[] relay = new String[m];
+    String[] tel = new String[m];
+    for (int i = 0; i < m; i++) {
+      LiveNode l = read.get(id[i]);
+      hb[i] = l.heartbeatAt();
+      ep[i] = String.join(",", l.endpoints());
+      rt[i] = String.join(",", l.routes());
+      relay[i] = l.relay();
+      tel[i] = l.telemetry();
+    }
+    return nodes.flushLive(id, hb, new Long[m], ep, rt, relay, tel);
+  }
+
+  private Future<Void> nextChunk(Iterator<List<List<String>>> it, Map<String, LiveNode> settling) {
     if (!it.hasNext()) return Future.succeededFuture();
     List<List<String>> chunk = it.next();
-    return readDirty(chunk).compose(read -> {
-      if (read.isEmpty()) return nextChunk(it);
+    int chunkKeys = chunk.stream().mapToInt(List::size).sum();
+    return settleAndRead(chunk, settling).compose(read -> {
+      // settled: from now on these are clean, written again below, or gone
+      Map<String, LiveNode> before = new HashMap<>();
+      for (List<String> piece : chunk) {
+        for (String k : piece) {
+          LiveNode was = settling.remove(k);
+          if (was != null) before.put(k, was);
+        }
+      }
+      if (read.isEmpty()) {
+        metrics.writeBehindBacklog.addAndGet(-chunkKeys);
+        return nextChunk(it, settling);
+      }
       int n = read.size();
       String[] ids = new String[n];
       Long[] hb = new Long[n];
+      Long[] prev = new Long[n];
       String[] ep = new String[n];
       String[] rt = new String[n];
       String[] relay = new String[n];
@@ -213,30 +288,35 @@ public final class WriteBehindVerticle extends VerticleBase {
         LiveNode l = e.getValue();
         ids[i] = e.getKey();
         hb[i] = l.heartbeatAt();
-        ep[i] = String.join(",", l.endpoints());
-        rt[i] = String.join(",", l.routes());
-        relay[i] = l.relay();
-        tel[i] = l.telemetry();
+        // Fields equal to what this member wrote last flush are not sent again, on the condition that the
+        // row still holds that write (its heartbeat time): after a partition moved, another owner may
+        // have written the row since.
+        LiveNode was = before.get(e.getKey());
+        if (was != null) prev[i] = was.heartbeatAt();
+        ep[i] = was != null && Arrays.equals(was.endpoints(), l.endpoints()) ? null : String.join(",", l.endpoints());
+        rt[i] = was != null && Arrays.equals(was.routes(), l.routes()) ? null : String.join(",", l.routes());
+        relay[i] = was != null && was.relay().equals(l.relay()) ? null : l.relay();
+        tel[i] = was != null && was.telemetry().equals(l.telemetry()) ? null : l.telemetry();
         i++;
       }
-      return nodes.flushLive(ids, hb, ep, rt, relay, tel)
-          .compose(written -> written == n ? Future.succeededFuture(written) : dropLeftovers(ids).map(written))
-          .compose(written -> {
+      return nodes.flushLive(ids, hb, prev, ep, rt, relay, tel)
+          .compose(rows -> rows == n || before.isEmpty() ? Future.succeededFuture(rows) : rewriteWhole(read, ids, prev).map(more -> rows + more))
+          .compose(rows -> rows == n ? Future.succeededFuture(rows) : dropLeftovers(ids).map(rows))
+          .compose(rows -> {
             metrics.writeBehindBatchSize.record(n);
-            return clearUnchanged(chunk, read).compose(cleared -> {
-              metrics.writeBehindBacklog.addAndGet(-cleared);
-              return nextChunk(it);
-            });
+            metrics.writeBehindBacklog.addAndGet(-chunkKeys);
+            written.putAll(read);
+            return written.size() > SETTLE_LATER_MAX ? settleNow() : Future.<Void>succeededFuture();
           }, failure -> {
             failedThisRound = true;
             metrics.writeBehindFailures.increment();
             LOG.warn("write-behind: batch of {} not written, kept dirty for the next flush: {}", n, failure.getMessage());
-            return Future.succeededFuture();
-          });
+            return Future.failedFuture(failure);
+          })
+          .compose(v -> nextChunk(it, settling), failure -> Future.succeededFuture());
     }, failure -> {
       failedThisRound = true;
-      LOG.warn("write-behind: cannot read {} live entries, kept dirty for the next flush: {}", chunk.stream().mapToInt(List::size).sum(),
-          failure.getMessage());
+      LOG.warn("write-behind: cannot read {} live entries, kept dirty for the next flush: {}", chunkKeys, failure.getMessage());
       return Future.succeededFuture();
     });
   }

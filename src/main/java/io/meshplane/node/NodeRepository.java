@@ -88,18 +88,26 @@ public final class NodeRepository {
     return tx.preparedQuery("DELETE FROM nodes WHERE id = $1").execute(Tuple.of(id)).map(rows -> rows.rowCount() == 1);
   }
 
-  /** One multi-row write of live fields (UNNEST arrays): a single round trip per batch, never moving heartbeat_at backwards. */
-  public Future<Integer> flushLive(String[] ids, Long[] heartbeats, String[] endpoints, String[] routes, String[] relays,
-      String[] telemetry) {
+  /**
+   * One multi-row write of live fields (UNNEST arrays): a single round trip per batch, only moving
+   * heartbeat_at forwards (a row that holds this heartbeat already is not written again). A null field (endpoints, routes, relay or telemetry) means "unchanged since
+   * this writer's previous write of the row", whose heartbeat time {@code previous} gives: the column
+   * keeps its value, and PostgreSQL neither receives nor parses it. A row with a null field is written
+   * only if it still holds that previous write (else someone else wrote it since: it is left out of the
+   * count, and the caller sends whole rows).
+   */
+  public Future<Integer> flushLive(String[] ids, Long[] heartbeats, Long[] previous, String[] endpoints, String[] routes,
+      String[] relays, String[] telemetry) {
     String sql = """
         UPDATE nodes n SET heartbeat_at = (timestamptz 'epoch' + u.hb * interval '1 millisecond'),
-               endpoints = string_to_array(u.ep, ','), routes = string_to_array(u.rt, ','),
-               reported_relay = u.relay, telemetry = u.tel::jsonb
-        FROM UNNEST($1::text[], $2::int8[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(id, hb, ep, rt, relay, tel)
-        WHERE n.id = u.id AND (n.heartbeat_at IS NULL OR n.heartbeat_at <= (timestamptz 'epoch' + u.hb * interval '1 millisecond'))""";
+               endpoints = COALESCE(string_to_array(u.ep, ','), n.endpoints), routes = COALESCE(string_to_array(u.rt, ','), n.routes),
+               reported_relay = COALESCE(u.relay, n.reported_relay), telemetry = COALESCE(u.tel::jsonb, n.telemetry)
+        FROM UNNEST($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[]) AS u(id, hb, prev, ep, rt, relay, tel)
+        WHERE n.id = u.id AND (n.heartbeat_at IS NULL OR n.heartbeat_at < (timestamptz 'epoch' + u.hb * interval '1 millisecond'))
+          AND (u.prev IS NULL OR n.heartbeat_at = (timestamptz 'epoch' + u.prev * interval '1 millisecond'))""";
     return pool.preparedQuery(sql)
-        .execute(Tuple.tuple().addArrayOfString(ids).addArrayOfLong(heartbeats).addArrayOfString(endpoints)
-            .addArrayOfString(routes).addArrayOfString(relays).addArrayOfString(telemetry))
+        .execute(Tuple.tuple().addArrayOfString(ids).addArrayOfLong(heartbeats).addArrayOfLong(previous)
+            .addArrayOfString(endpoints).addArrayOfString(routes).addArrayOfString(relays).addArrayOfString(telemetry))
         .map(rows -> rows.rowCount());
   }
 

@@ -22,8 +22,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The write-behind's entry processors on two real members, called from one member on keys the other
- * owns: the processors and their backups travel in the Compact format, and a dirty mark is cleared
- * only where the entry still holds what was written.
+ * owns: the processors and their backups travel in the Compact format, and one settling pass clears a
+ * dirty mark only where the entry still holds what was written, and reads everything else dirty.
  */
 class FlushProcessorsTest {
   private static HazelcastInstance a;
@@ -94,43 +94,48 @@ class FlushProcessorsTest {
   }
 
   @Test
-  void readsDirtyEntriesAndClearsOnlyUnchangedOnesAcrossMembers() throws Exception {
+  void oneSettlingPassClearsWhatIsUnchangedSinceWrittenAndReadsWhatIsDirtyAcrossMembers() throws Exception {
     assertEquals(2, a.getCluster().getMembers().size());
     IMap<String, LiveNode> map = a.getMap(LiveState.MAP);
-    List<String> keys = keysOwnedByB(3);
-    String dirty = keys.get(0);
-    String clean = keys.get(1);
-    String changing = keys.get(2);
-    map.set(dirty, live(1000, true, "198.51.100.1:1"));
-    map.set(clean, live(1000, false, "198.51.100.2:1"));
-    map.set(changing, live(1000, true, "198.51.100.3:1"));
+    List<String> keys = keysOwnedByB(4);
+    String settled = keys.get(0); // written by the previous flush, no heartbeat since
+    String changed = keys.get(1); // written by the previous flush, then a newer heartbeat
+    String fresh = keys.get(2); // dirty, never written
+    String clean = keys.get(3);
+    map.set(settled, live(1000, true, "198.51.100.1:1"));
+    map.set(changed, live(1000, true, "198.51.100.2:1"));
+    map.set(fresh, live(1500, true, "198.51.100.3:1"));
+    map.set(clean, live(1000, false, "198.51.100.4:1"));
+    map.set(changed, live(2000, true, "198.51.100.9:1"));
 
-    Map<String, LiveNode> read = map.submitToKeys(new HashSet<>(keys), FlushProcessors.ReadDirty.INSTANCE)
+    String[] writtenIds = {settled, changed};
+    LiveNode[] writtenValues = {live(1000, true, "198.51.100.1:1"), live(1000, true, "198.51.100.2:1")};
+    Map<String, LiveNode> read = map.submitToKeys(new HashSet<>(keys), new FlushProcessors.Settle(writtenIds, writtenValues))
         .toCompletableFuture().get(10, TimeUnit.SECONDS);
-    assertEquals(Set.of(dirty, changing), read.keySet(), "only dirty entries are read");
-    assertEquals(live(1000, true, "198.51.100.1:1"), read.get(dirty));
 
-    // a heartbeat arrives for one node between the read and the clearing
-    map.set(changing, live(2000, true, "198.51.100.9:1"));
-    String[] ids = {dirty, changing};
-    LiveNode[] written = {read.get(dirty), read.get(changing)};
-    Map<String, Boolean> cleared = map.submitToKeys(Set.of(ids), new FlushProcessors.ClearIfUnchanged(ids, written))
+    assertEquals(Set.of(changed, fresh), read.keySet(), "what is dirty and not already written is read");
+    assertEquals(live(2000, true, "198.51.100.9:1"), read.get(changed));
+    assertEquals(live(1500, true, "198.51.100.3:1"), read.get(fresh));
+    assertFalse(map.get(settled).dirty(), "unchanged since written: the mark is cleared");
+    assertEquals(1000, map.get(settled).heartbeatAt());
+    assertTrue(map.get(changed).dirty(), "the newer heartbeat is still to be written");
+    assertTrue(map.get(fresh).dirty(), "read, not cleared: not written yet");
+    assertFalse(map.get(clean).dirty());
+
+    // With nothing written before, the pass only reads (and clears nothing).
+    Map<String, LiveNode> again = map.submitToKeys(new HashSet<>(keys), new FlushProcessors.Settle(new String[0], new LiveNode[0]))
         .toCompletableFuture().get(10, TimeUnit.SECONDS);
-    assertEquals(Set.of(dirty), cleared.keySet(), "the changed entry keeps its mark");
+    assertEquals(Set.of(changed, fresh), again.keySet());
 
-    assertFalse(map.get(dirty).dirty());
-    assertEquals(1000, map.get(dirty).heartbeatAt());
-    assertTrue(map.get(changing).dirty(), "the newer heartbeat is still to be written");
-    assertEquals(2000, map.get(changing).heartbeatAt());
-
-    // The backup (on a) is cleared too, asynchronously (Hazelcast sends entry-processor backups
-    // async; a lost one only means one more idempotent row write by the next owner). Give it a
+    // The backup copy (on a) applied the same clearing: Hazelcast sends entry-processor backups
+    // asynchronously (a lost one only means one more identical row write by the next owner). Give it a
     // moment on loopback, then take the owner away: a promotes its backup copy.
     Thread.sleep(1000);
     b.getLifecycleService().terminate();
     b = null;
     IMap<String, LiveNode> survivor = a.getMap(LiveState.MAP);
-    assertFalse(survivor.get(dirty).dirty(), "the backup copy applied the same clearing");
-    assertTrue(survivor.get(changing).dirty());
+    assertFalse(survivor.get(settled).dirty(), "the backup copy applied the same clearing");
+    assertTrue(survivor.get(changed).dirty());
+    assertTrue(survivor.get(fresh).dirty());
   }
 }

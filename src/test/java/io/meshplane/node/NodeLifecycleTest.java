@@ -192,6 +192,61 @@ class NodeLifecycleTest {
     assertTrue(scalar("SELECT count(*) FROM tokens WHERE node_id IS NULL AND name = 'test-admin' AND last_used_at IS NOT NULL") >= 1);
   }
 
+  /** Beats once (on a) and waits until the write-behind has written that heartbeat to the row; returns its time. */
+  static long beatAndAwaitRow(Nodes.Enrolled n, JsonObject body) throws Exception {
+    HttpResponse<Buffer> r = beat(a, n, body);
+    assertEquals(200, r.statusCode(), r.bodyAsString());
+    long accepted = Instant.parse(r.bodyAsJsonObject().getString("server_time")).toEpochMilli();
+    long deadline = System.currentTimeMillis() + 3 * FLUSH_MS;
+    String sql = "SELECT coalesce((extract(epoch FROM heartbeat_at) * 1000)::bigint, 0) FROM nodes WHERE id = '" + n.id() + "'";
+    while (scalar(sql) != accepted) {
+      assertTrue(System.currentTimeMillis() < deadline, "heartbeat " + accepted + " not in the row within 3 flushes");
+      Thread.sleep(25);
+    }
+    return accepted;
+  }
+
+  static String rowText(Nodes.Enrolled n) throws Exception {
+    try (Connection c = db.connect(); Statement st = c.createStatement();
+         ResultSet rs = st.executeQuery("SELECT array_to_string(endpoints, ',') || ' ' || array_to_string(routes, ',') || ' ' || telemetry::text"
+             + " FROM nodes WHERE id = '" + n.id() + "'")) {
+      assertTrue(rs.next());
+      return rs.getString(1);
+    }
+  }
+
+  @Test
+  void fieldsUnchangedSinceTheMembersOwnLastWriteAreNotSentAgainUnlessSomeoneElseWroteTheRowSince() throws Exception {
+    Nodes.Enrolled n = Nodes.enroll(http, a.coordinatorPort(), root, "fields", "web", "prod");
+    String asBeaten = "198.51.100.8:40007 10.7.0.0/24 {\"seq\": 7, \"agent_version\": \"1.4.0\"}";
+    long t1 = beatAndAwaitRow(n, Nodes.beat(7));
+    assertEquals(asBeaten, rowText(n));
+
+    // Each step below beats right after the previous flush wrote the row, so the next flush finds the
+    // value that the member wrote last time. Someone edits the row's fields behind the write-behind's
+    // back (heartbeat time untouched): the same fields beaten again are not sent, the edit stays.
+    try (Connection c = db.connect(); Statement st = c.createStatement()) {
+      st.execute("UPDATE nodes SET endpoints = '{192.0.2.1:1}' WHERE id = '" + n.id() + "'");
+    }
+    long t2 = beatAndAwaitRow(n, Nodes.beat(7));
+    assertTrue(t2 > t1);
+    assertEquals("192.0.2.1:1 10.7.0.0/24 {\"seq\": 7, \"agent_version\": \"1.4.0\"}", rowText(n),
+        "only the heartbeat time was written");
+
+    // Now the row no longer holds the member's last write (another heartbeat time, as when another
+    // owner wrote it after a partition moved): the whole row is written again.
+    try (Connection c = db.connect(); Statement st = c.createStatement()) {
+      st.execute("UPDATE nodes SET endpoints = '{192.0.2.1:1}', heartbeat_at = heartbeat_at + interval '1 millisecond' WHERE id = '"
+          + n.id() + "'");
+    }
+    beatAndAwaitRow(n, Nodes.beat(7));
+    assertEquals(asBeaten, rowText(n), "the row was written whole");
+
+    // Fields that change are written.
+    beatAndAwaitRow(n, Nodes.beat(9));
+    assertEquals("198.51.100.10:40009 10.9.0.0/24 {\"seq\": 9, \"agent_version\": \"1.4.0\"}", rowText(n));
+  }
+
   @Test
   void afterABurstFromAThousandNodesTheDatabaseHoldsEveryLastHeartbeatWithinThreeFlushes() throws Exception {
     List<Nodes.Enrolled> fleet = new ArrayList<>();
