@@ -12,9 +12,9 @@ import java.util.Objects;
  * schema once, not in every entry), which keeps an entry near the size of its data.
  *
  * <p>Kept small on purpose (a million of these per cluster): no team, name or record fields, which
- * live in PostgreSQL. The flusher clears {@code dirty} with {@code replace(key, read, clean)}: a
- * heartbeat written after the read changes the binary value, so its mark survives; one identical to
- * what was read needs no second write anyway.
+ * live in PostgreSQL. The write-behind clears {@code dirty} only where the entry still equals the
+ * value it wrote ({@link FlushProcessors.Settle}): a heartbeat accepted since then carries a new
+ * {@code heartbeatAt}, so its mark survives.
  *
  * @param heartbeatAt epoch ms of the last accepted heartbeat (indexed: the staleness scan and the
  *     write-behind's window read it)

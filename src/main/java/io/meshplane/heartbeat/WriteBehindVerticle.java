@@ -133,7 +133,7 @@ public final class WriteBehindVerticle extends VerticleBase {
     failedThisRound = false;
     Future<Void> done = keys.isEmpty() ? Future.succeededFuture() : nextChunk(chunks(keys).iterator(), settling);
     return done.onComplete(ar -> {
-      // rows written before a failure, not settled because the flush stopped: the next flush settles them
+      // rows of the previous flush that this one did not reach (it stopped at a failure): settled next time
       settling.forEach(written::putIfAbsent);
       // a complete, successful flush moves the window; after a failure the old window stays
       if (!failedThisRound) window = started - interval.toMillis() - CLOCK_MARGIN_MS;
