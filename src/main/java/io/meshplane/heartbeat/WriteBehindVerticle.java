@@ -231,31 +231,41 @@ public final class WriteBehindVerticle extends VerticleBase {
   }
 
   /**
+   * Writes {@code ids} (one statement). A field equal to the one in {@code before} (what this member
+   * wrote last flush) is not sent, on the condition that the row still holds that write (its heartbeat
+   * time): after a partition moved, another owner may have written the row since. Returns the rows written.
+   */
+  private Future<Integer> write(List<String> ids, Map<String, LiveNode> read, Map<String, LiveNode> before) {
+    int n = ids.size();
+    Long[] hb = new Long[n];
+    Long[] prev = new Long[n];
+    String[] ep = new String[n];
+    String[] rt = new String[n];
+    String[] relay = new String[n];
+    String[] tel = new String[n];
+    for (int i = 0; i < n; i++) {
+      LiveNode l = read.get(ids.get(i));
+      LiveNode was = before.get(ids.get(i));
+      hb[i] = l.heartbeatAt();
+      if (was != null) prev[i] = was.heartbeatAt();
+      ep[i] = was != null && Arrays.equals(was.endpoints(), l.endpoints()) ? null : String.join(",", l.endpoints());
+      rt[i] = was != null && Arrays.equals(was.routes(), l.routes()) ? null : String.join(",", l.routes());
+      relay[i] = was != null && was.relay().equals(l.relay()) ? null : l.relay();
+      tel[i] = was != null && was.telemetry().equals(l.telemetry()) ? null : l.telemetry();
+    }
+    return nodes.flushLive(ids.toArray(new String[0]), hb, prev, ep, rt, relay, tel);
+  }
+
+  /**
    * Fewer rows written than sent: a row with fields left out did not hold this member's previous write
    * any more (a partition moved, another owner wrote it since), or a node was deleted, or its row holds
    * this heartbeat already. The rows that had fields left out are sent again whole; those written by
    * the first statement hold this heartbeat now and are not written twice.
    */
-  private Future<Integer> rewriteWhole(Map<String, LiveNode> read, String[] ids, Long[] prev) {
+  private Future<Integer> rewriteWhole(List<String> ids, Map<String, LiveNode> read, Map<String, LiveNode> before) {
     List<String> again = new ArrayList<>();
-    for (int i = 0; i < ids.length; i++) if (prev[i] != null) again.add(ids[i]);
-    int m = again.size();
-    if (m == 0) return Future.succeededFuture(0);
-    String[] id = again.toArray(new String[0]);
-    Long[] hb = new Long[m];
-    String[] ep = new String[m];
-    String[] rt = new String[m];
-    String[] relay = new String[m];
-    String[] tel = new String[m];
-    for (int i = 0; i < m; i++) {
-      LiveNode l = read.get(id[i]);
-      hb[i] = l.heartbeatAt();
-      ep[i] = String.join(",", l.endpoints());
-      rt[i] = String.join(",", l.routes());
-      relay[i] = l.relay();
-      tel[i] = l.telemetry();
-    }
-    return nodes.flushLive(id, hb, new Long[m], ep, rt, relay, tel);
+    for (String id : ids) if (before.containsKey(id)) again.add(id);
+    return again.isEmpty() ? Future.succeededFuture(0) : write(again, read, Map.of());
   }
 
   private Future<Void> nextChunk(Iterator<List<List<String>>> it, Map<String, LiveNode> settling) {
@@ -276,32 +286,10 @@ public final class WriteBehindVerticle extends VerticleBase {
         return nextChunk(it, settling);
       }
       int n = read.size();
-      String[] ids = new String[n];
-      Long[] hb = new Long[n];
-      Long[] prev = new Long[n];
-      String[] ep = new String[n];
-      String[] rt = new String[n];
-      String[] relay = new String[n];
-      String[] tel = new String[n];
-      int i = 0;
-      for (Map.Entry<String, LiveNode> e : read.entrySet()) {
-        LiveNode l = e.getValue();
-        ids[i] = e.getKey();
-        hb[i] = l.heartbeatAt();
-        // Fields equal to what this member wrote last flush are not sent again, on the condition that the
-        // row still holds that write (its heartbeat time): after a partition moved, another owner may
-        // have written the row since.
-        LiveNode was = before.get(e.getKey());
-        if (was != null) prev[i] = was.heartbeatAt();
-        ep[i] = was != null && Arrays.equals(was.endpoints(), l.endpoints()) ? null : String.join(",", l.endpoints());
-        rt[i] = was != null && Arrays.equals(was.routes(), l.routes()) ? null : String.join(",", l.routes());
-        relay[i] = was != null && was.relay().equals(l.relay()) ? null : l.relay();
-        tel[i] = was != null && was.telemetry().equals(l.telemetry()) ? null : l.telemetry();
-        i++;
-      }
-      return nodes.flushLive(ids, hb, prev, ep, rt, relay, tel)
-          .compose(rows -> rows == n || before.isEmpty() ? Future.succeededFuture(rows) : rewriteWhole(read, ids, prev).map(more -> rows + more))
-          .compose(rows -> rows == n ? Future.succeededFuture(rows) : dropLeftovers(ids).map(rows))
+      List<String> ids = new ArrayList<>(read.keySet());
+      return write(ids, read, before)
+          .compose(rows -> rows == n || before.isEmpty() ? Future.succeededFuture(rows) : rewriteWhole(ids, read, before).map(more -> rows + more))
+          .compose(rows -> rows == n ? Future.succeededFuture(rows) : dropLeftovers(ids.toArray(new String[0])).map(rows))
           .compose(rows -> {
             metrics.writeBehindBatchSize.record(n);
             metrics.writeBehindBacklog.addAndGet(-chunkKeys);
