@@ -90,11 +90,12 @@ public final class NodeRepository {
 
   /**
    * One multi-row write of live fields (UNNEST arrays): a single round trip per batch, only moving
-   * heartbeat_at forwards (a row that holds this heartbeat already is not written again). A null field (endpoints, routes, relay or telemetry) means "unchanged since
-   * this writer's previous write of the row", whose heartbeat time {@code previous} gives: the column
-   * keeps its value, and PostgreSQL neither receives nor parses it. A row with a null field is written
-   * only if it still holds that previous write (else someone else wrote it since: it is left out of the
-   * count, and the caller sends whole rows).
+   * heartbeat_at forwards (a row that holds this heartbeat already is not written again). A null field
+   * (endpoints, routes, relay or telemetry) means "unchanged since this writer's previous write of the
+   * row", whose heartbeat time {@code previous} gives: the column keeps its value, and PostgreSQL
+   * neither receives nor parses it. A row with a null field is written only if it still holds that
+   * previous write (else someone else wrote it since: it is left out of the count, and the caller
+   * sends whole rows).
    */
   public Future<Integer> flushLive(String[] ids, Long[] heartbeats, Long[] previous, String[] endpoints, String[] routes,
       String[] relays, String[] telemetry) {
