@@ -55,10 +55,10 @@ public final class TokenVerifier {
     if (cached != null) return admit(cached, jwt);
     if (jwt.isEmpty() || jwt.length() > MAX_TOKEN_LENGTH) return fail("malformed", ApiError.unauthenticated("the bearer token is not a JWT"));
     String[] parts = jwt.split("\\.", -1);
-    if (parts.length != 3) return fail("malformed", ApiError.unauthenticated("the bearer token is not a JWT"));
+    if (parts.length != 3 || !canonical(parts[2])) return fail("malformed", ApiError.unauthenticated("the bearer token is not a JWT"));
     JsonObject header;
     try {
-      header = new JsonObject(new String(Base64.getUrlDecoder().decode(parts[0]), StandardCharsets.UTF_8));
+      header = new JsonObject(new String(decodeCanonical(parts[0]), StandardCharsets.UTF_8));
     } catch (RuntimeException e) {
       return fail("malformed", ApiError.unauthenticated("the bearer token is not a JWT"));
     }
@@ -73,7 +73,7 @@ public final class TokenVerifier {
     // Claims that must be numbers are checked before the library sees them (it trusts their types).
     JsonObject payload;
     try {
-      payload = new JsonObject(new String(Base64.getUrlDecoder().decode(parts[1]), StandardCharsets.UTF_8));
+      payload = new JsonObject(new String(decodeCanonical(parts[1]), StandardCharsets.UTF_8));
     } catch (RuntimeException e) {
       return fail("malformed", ApiError.unauthenticated("the bearer token is not a JWT"));
     }
@@ -96,6 +96,28 @@ public final class TokenVerifier {
           return admit(p, jwt);
         });
   }
+
+  /**
+   * A JWT segment in its one valid form: unpadded base64url whose unused trailing bits are zero (RFC 7515
+   * §2). Java's decoder also accepts padding and ignores those bits, so without this check one token would
+   * have several spellings, each verified and cached on its own.
+   */
+  private static byte[] decodeCanonical(String segment) {
+    byte[] bytes = Base64.getUrlDecoder().decode(segment);
+    if (!CANONICAL.encodeToString(bytes).equals(segment)) throw new IllegalArgumentException("not canonical base64url");
+    return bytes;
+  }
+
+  private static boolean canonical(String segment) {
+    try {
+      decodeCanonical(segment);
+      return true;
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+  }
+
+  private static final Base64.Encoder CANONICAL = Base64.getUrlEncoder().withoutPadding();
 
   private Principal fromClaims(JsonObject c) {
     if (!jwts.issuer().equals(c.getValue("iss"))) throw failNow("wrong_issuer", ApiError.unauthenticated("the token was issued for another mesh"));

@@ -298,6 +298,12 @@ class TokenApiTest {
     cases.put("not a JWT", "hello");
     cases.put("tampered header", TestJwts.b64(es.copy().put("typ", "jwt")) + "." + parts[1] + "." + sig);
     cases.put("tampered signature", parts[0] + "." + parts[1] + "." + sig.substring(0, 40) + (mid == 'A' ? 'B' : 'A') + sig.substring(41));
+    // the same signature bytes spelt differently: one token has one spelling (else each is verified and cached on its own)
+    String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    char last = sig.charAt(sig.length() - 1);
+    cases.put("signature with non-zero unused bits", parts[0] + "." + parts[1] + "." + sig.substring(0, sig.length() - 1)
+        + alphabet.charAt(alphabet.indexOf(last) ^ 1));
+    cases.put("signature with padding", parts[0] + "." + parts[1] + "." + sig + "==");
     cases.put("truncated signature", parts[0] + "." + parts[1] + "." + sig.substring(0, sig.length() - 2));
     cases.put("payload of another token", parts[0] + "." + TestJwts.b64(payload.copy().put("jti", "tok_0000000000000000000000000")) + "." + sig);
     cases.put("two segments", "abc.def");
