@@ -24,6 +24,8 @@ public final class TokenVerifier {
   private static final int MAX_TOKEN_LENGTH = 4096;
   private static final long LEEWAY_SECONDS = 5;
   static final int MAX_CACHED = 1_000_000;
+  /** The one spelling a JWT segment may have (see {@link #decodeCanonical}). */
+  private static final Base64.Encoder CANONICAL = Base64.getUrlEncoder().withoutPadding();
 
   private final Jwts jwts;
   private final Denylist denylist;
@@ -116,8 +118,6 @@ public final class TokenVerifier {
       return false;
     }
   }
-
-  private static final Base64.Encoder CANONICAL = Base64.getUrlEncoder().withoutPadding();
 
   private Principal fromClaims(JsonObject c) {
     if (!jwts.issuer().equals(c.getValue("iss"))) throw failNow("wrong_issuer", ApiError.unauthenticated("the token was issued for another mesh"));
