@@ -9,7 +9,10 @@ import io.vertx.ext.auth.PubSecKeyOptions;
 import io.vertx.ext.auth.authentication.TokenCredentials;
 import io.vertx.ext.auth.jwt.JWTAuth;
 import io.vertx.ext.auth.jwt.JWTAuthOptions;
+import java.math.BigInteger;
 import java.time.Instant;
+import java.util.Arrays;
+import java.util.Base64;
 import java.util.List;
 import java.util.Set;
 
@@ -62,8 +65,41 @@ public final class Jwts {
         .put("team", scope.team())
         .put("env", scope.environment())
         .put("srf", scope.surface().wire);
-    return signer.generateToken(claims, new JWTOptions().setAlgorithm(ALGORITHM).setNoTimestamp(true)
-        .setHeader(new JsonObject().put("kid", signingKid)));
+    return lowS(signer.generateToken(claims, new JWTOptions().setAlgorithm(ALGORITHM).setNoTimestamp(true)
+        .setHeader(new JsonObject().put("kid", signingKid))));
+  }
+
+  /** The order n of the P-256 group. */
+  static final BigInteger P256_ORDER = new BigInteger("FFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551", 16);
+  private static final BigInteger HALF_ORDER = P256_ORDER.shiftRight(1);
+
+  /**
+   * The one spelling of an ES256 signature this mesh accepts (RFC 7518 §3.4): the raw 64 bytes
+   * {@code r || s}, with {@code 0 < r < n} and {@code 0 < s <= n/2}. ECDSA verifies {@code (r, s)} and
+   * {@code (r, n - s)} alike, and the JWT library also takes a DER encoding: without this rule one
+   * token would have three spellings, each verified and cached on its own.
+   */
+  static boolean canonicalSignature(byte[] sig) {
+    if (sig.length != 64) return false;
+    BigInteger r = new BigInteger(1, Arrays.copyOfRange(sig, 0, 32));
+    BigInteger s = new BigInteger(1, Arrays.copyOfRange(sig, 32, 64));
+    return r.signum() > 0 && r.compareTo(P256_ORDER) < 0 && s.signum() > 0 && s.compareTo(HALF_ORDER) <= 0;
+  }
+
+  /** Rewrites a freshly signed JWT's signature to its low-S form ({@code s -> n - s} when s > n/2), which verifies the same. */
+  static String lowS(String jwt) {
+    int dot = jwt.lastIndexOf('.');
+    byte[] sig = Base64.getUrlDecoder().decode(jwt.substring(dot + 1));
+    if (sig.length != 64) throw new IllegalStateException("ES256 signature of " + sig.length + " bytes, expected 64");
+    BigInteger s = new BigInteger(1, Arrays.copyOfRange(sig, 32, 64));
+    if (s.compareTo(HALF_ORDER) <= 0) return jwt;
+    byte[] low = P256_ORDER.subtract(s).toByteArray();
+    byte[] out = Arrays.copyOf(sig, 64);
+    Arrays.fill(out, 32, 64, (byte) 0);
+    // toByteArray is big-endian, possibly shorter than 32 bytes (or with a leading sign byte): right-align it
+    int len = Math.min(low.length, 32);
+    System.arraycopy(low, low.length - len, out, 64 - len, len);
+    return jwt.substring(0, dot + 1) + Base64.getUrlEncoder().withoutPadding().encodeToString(out);
   }
 
   /** Verifies the signature; completes with the claims. */

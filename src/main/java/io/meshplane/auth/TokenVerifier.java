@@ -58,6 +58,9 @@ public final class TokenVerifier {
     if (jwt.isEmpty() || jwt.length() > MAX_TOKEN_LENGTH) return fail("malformed", ApiError.unauthenticated("the bearer token is not a JWT"));
     String[] parts = jwt.split("\\.", -1);
     if (parts.length != 3 || !canonical(parts[2])) return fail("malformed", ApiError.unauthenticated("the bearer token is not a JWT"));
+    if (!Jwts.canonicalSignature(decodeCanonical(parts[2]))) {
+      return fail("bad_signature", ApiError.unauthenticated("the token's signature is not valid"));
+    }
     JsonObject header;
     try {
       header = new JsonObject(new String(decodeCanonical(parts[0]), StandardCharsets.UTF_8));

@@ -38,7 +38,8 @@ final class TestJwts {
     Signature s = Signature.getInstance("SHA256withECDSAinP1363Format");
     s.initSign(key);
     s.update(signingInput.getBytes(StandardCharsets.US_ASCII));
-    return signingInput + "." + B64.encodeToString(s.sign());
+    // low-S, as a compliant ES256 signer makes it: the cases built on this break one other thing only
+    return Jwts.lowS(signingInput + "." + B64.encodeToString(s.sign()));
   }
 
   static String hs256(byte[] secret, JsonObject header, JsonObject claims) throws Exception {
@@ -46,6 +47,44 @@ final class TestJwts {
     Mac mac = Mac.getInstance("HmacSHA256");
     mac.init(new SecretKeySpec(secret, "HmacSHA256"));
     return signingInput + "." + B64.encodeToString(mac.doFinal(signingInput.getBytes(StandardCharsets.US_ASCII)));
+  }
+
+  /** The same signature as ASN.1 DER (SEQUENCE of two INTEGERs), the form JCA's plain SHA256withECDSA makes. */
+  static String derSpelling(String jwt) {
+    int dot = jwt.lastIndexOf('.');
+    byte[] raw = Base64.getUrlDecoder().decode(jwt.substring(dot + 1));
+    byte[] r = new java.math.BigInteger(1, java.util.Arrays.copyOfRange(raw, 0, 32)).toByteArray();
+    byte[] s = new java.math.BigInteger(1, java.util.Arrays.copyOfRange(raw, 32, 64)).toByteArray();
+    byte[] der = new byte[6 + r.length + s.length];
+    der[0] = 0x30;
+    der[1] = (byte) (4 + r.length + s.length);
+    der[2] = 0x02;
+    der[3] = (byte) r.length;
+    System.arraycopy(r, 0, der, 4, r.length);
+    der[4 + r.length] = 0x02;
+    der[5 + r.length] = (byte) s.length;
+    System.arraycopy(s, 0, der, 6 + r.length, s.length);
+    return jwt.substring(0, dot + 1) + B64.encodeToString(der);
+  }
+
+  /** The twin signature (r, n - s), which ECDSA verifies as well. */
+  static String highLowTwin(String jwt) {
+    int dot = jwt.lastIndexOf('.');
+    byte[] raw = Base64.getUrlDecoder().decode(jwt.substring(dot + 1));
+    java.math.BigInteger s = new java.math.BigInteger(1, java.util.Arrays.copyOfRange(raw, 32, 64));
+    byte[] twin = Jwts.P256_ORDER.subtract(s).toByteArray();
+    byte[] out = java.util.Arrays.copyOf(raw, 64);
+    java.util.Arrays.fill(out, 32, 64, (byte) 0);
+    int len = Math.min(twin.length, 32);
+    System.arraycopy(twin, twin.length - len, out, 64 - len, len);
+    return jwt.substring(0, dot + 1) + B64.encodeToString(out);
+  }
+
+  /** True when the token's ES256 signature has s <= n/2. */
+  static boolean lowS(String jwt) {
+    byte[] raw = Base64.getUrlDecoder().decode(jwt.substring(jwt.lastIndexOf('.') + 1));
+    return raw.length == 64 && new java.math.BigInteger(1, java.util.Arrays.copyOfRange(raw, 32, 64))
+        .compareTo(Jwts.P256_ORDER.shiftRight(1)) <= 0;
   }
 
   static String unsigned(JsonObject claims, String kid) {

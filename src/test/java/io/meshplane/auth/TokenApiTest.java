@@ -280,6 +280,18 @@ class TokenApiTest {
   }
 
   @Test
+  void mintedTokensHaveTheirOneSpellingLowS() {
+    for (int i = 0; i < 40; i++) {
+      String t = create(root, tokenBody("spelling-" + i, "web", "monitoring", "prod", in(Duration.ofDays(1))))
+          .bodyAsJsonObject().getString("token");
+      assertTrue(TestJwts.lowS(t), "minted with s <= n/2: " + t);
+      assertEquals(200, http.get(port, "/v1/auth/whoami", t).statusCode());
+      // a high-S twin of a low-S signature verifies in ECDSA, and must not here (nor the other way round)
+      assertEquals(401, http.get(port, "/v1/auth/whoami", TestJwts.highLowTwin(t)).statusCode());
+    }
+  }
+
+  @Test
   void badCredentialsAre401WithTheRightCode() throws Exception {
     String kid = keys.signingKid();
     PrivateKey real = TestJwts.privateKey(keys);
@@ -304,6 +316,9 @@ class TokenApiTest {
     cases.put("signature with non-zero unused bits", parts[0] + "." + parts[1] + "." + sig.substring(0, sig.length() - 1)
         + alphabet.charAt(alphabet.indexOf(last) ^ 1));
     cases.put("signature with padding", parts[0] + "." + parts[1] + "." + sig + "==");
+    cases.put("signature as DER", TestJwts.derSpelling(valid));
+    cases.put("signature with the high-S twin", TestJwts.highLowTwin(valid));
+    cases.put("payload with padding", parts[0] + "." + parts[1] + "=." + sig);
     cases.put("truncated signature", parts[0] + "." + parts[1] + "." + sig.substring(0, sig.length() - 2));
     cases.put("payload of another token", parts[0] + "." + TestJwts.b64(payload.copy().put("jti", "tok_0000000000000000000000000")) + "." + sig);
     cases.put("two segments", "abc.def");
