@@ -21,6 +21,7 @@ public final class MeshMetrics {
   public final io.micrometer.core.instrument.DistributionSummary writeBehindBatchSize;
   public final io.micrometer.core.instrument.Timer writeBehindFlush;
   public final Counter writeBehindFailures;
+  public final Counter writeBehindQuarantined;
   private final Map<NodeStatus, AtomicLong> nodeCounts = new EnumMap<>(NodeStatus.class);
   private final MeterRegistry registry;
 
@@ -40,10 +41,13 @@ public final class MeshMetrics {
         .description("Duration of one write-behind flush (all batches)").register(registry);
     this.writeBehindFailures = Counter.builder("mesh.writebehind.failures")
         .description("Write-behind batches that failed (retried on the next flush)").register(registry);
+    this.writeBehindQuarantined = Counter.builder("mesh.writebehind.quarantined")
+        .description("Rows PostgreSQL refused on their own (isolated from their batch and quarantined), counted once per node")
+        .register(registry);
     for (NodeStatus s : NodeStatus.values()) {
       AtomicLong v = new AtomicLong();
       nodeCounts.put(s, v);
-      Gauge.builder("mesh.node.count", v, AtomicLong::doubleValue)
+      Gauge.builder("mesh.nodes", v, AtomicLong::doubleValue)
           .description("Nodes by live status in the partitions this replica owns")
           .tag("status", s.name().toLowerCase(java.util.Locale.ROOT))
           .register(registry);
