@@ -9,11 +9,21 @@ import io.vertx.sqlclient.PoolOptions;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.Base64;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.output.MigrateResult;
 import org.slf4j.Logger;
@@ -23,9 +33,18 @@ import org.slf4j.LoggerFactory;
  * The PostgreSQL this replica uses: either a server named by a {@code postgresql://} URL, or (the
  * single-machine mode) a real PostgreSQL started by this process with its data under
  * {@code postgres.embedded_dir}. Owns the migrations; hands out the reactive pool.
+ *
+ * <p>The embedded server is not open to every local account: it is initialised with password
+ * authentication ({@code scram-sha-256}) for its superuser, and the password is a generated secret kept
+ * in {@code <embedded_dir>.secret} (mode 0600) beside the data folder. The command-line tools read the
+ * same file to attach. A data folder made by an older version (trust authentication) is converted at
+ * its next start.
  */
 public final class Database implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Database.class);
+  /** SQLSTATEs that no amount of waiting fixes: wrong password or user, missing database, no privilege. */
+  private static final Set<String> FATAL_STATES = Set.of("28P01", "28000", "3D000", "42501");
+  private static final Pattern TRUST = Pattern.compile("(?m)^(\\s*(?:local|host|hostssl|hostnossl)\\s.*?)\\btrust\\s*$");
 
   private final PgConnectOptions connectOptions;
   private final String jdbcUrl;
@@ -43,59 +62,144 @@ public final class Database implements AutoCloseable {
   }
 
   /**
+   * Checks {@code postgres.url} without connecting: a URL that cannot be parsed stops the start at once
+   * (a {@link ConfigException}), before anything else starts.
+   */
+  public static void checkUrl(MeshConfig config) {
+    if (!config.embeddedPostgres()) external(config);
+  }
+
+  /**
    * @param attach for command-line tools: when the embedded PostgreSQL is already running (a service owns
-   *     it), connect to it instead of refusing
+   *     it), connect to it with its secret instead of refusing
    */
   public static Database open(MeshConfig config, boolean attach) {
-    if (!config.embeddedPostgres()) {
-      PgConnectOptions opts;
-      try {
-        opts = PgConnectOptions.fromUri(config.postgresUrl().replaceFirst("^postgres://", "postgresql://"));
-      } catch (RuntimeException e) {
-        throw new ConfigException("postgres.url (env MESH_PG_URL): not a valid postgresql:// URL");
-      }
-      String query = URI.create(config.postgresUrl()).getRawQuery();
-      String jdbc = "jdbc:postgresql://" + opts.getHost() + ":" + opts.getPort() + "/" + opts.getDatabase()
-          + (query == null ? "" : "?" + query);
-      return new Database(tune(opts), jdbc, null);
-    }
-    Integer runningPort = runningEmbeddedPort(config.postgresEmbeddedDir());
+    if (!config.embeddedPostgres()) return external(config);
+    Path dir = config.postgresEmbeddedDir();
+    Path secretFile = secretFile(dir);
+    Integer runningPort = runningEmbeddedPort(dir);
     if (runningPort != null) {
       if (!attach) {
-        throw new IllegalStateException("the embedded PostgreSQL in " + config.postgresEmbeddedDir()
+        throw new IllegalStateException("the embedded PostgreSQL in " + dir
             + " is already running (another meshplane process owns it); stop that process first");
       }
+      String secret = readSecret(secretFile);
+      if (secret == null) throw new IllegalStateException("cannot attach to the embedded PostgreSQL: " + secretFile + " is missing");
       LOG.info("attaching to the running embedded PostgreSQL on 127.0.0.1:{}", runningPort);
-      PgConnectOptions opts = new PgConnectOptions()
-          .setHost("127.0.0.1").setPort(runningPort).setDatabase("postgres").setUser("postgres");
-      return new Database(tune(opts), "jdbc:postgresql://127.0.0.1:" + runningPort + "/postgres", null);
+      return local(runningPort, secret, null);
     }
     try {
-      Files.createDirectories(config.postgresEmbeddedDir());
+      Files.createDirectories(dir);
       LOG.info("postgres.url is 'embedded': starting a PostgreSQL inside this process, data in {} "
-          + "(single-machine mode; use a postgresql:// URL for several replicas)", config.postgresEmbeddedDir().toAbsolutePath());
-      EmbeddedPostgres pg = EmbeddedPostgres.builder()
-          .setDataDirectory(config.postgresEmbeddedDir())
+          + "(single-machine mode; use a postgresql:// URL for several replicas)", dir.toAbsolutePath());
+      boolean fresh = !Files.exists(dir.resolve("postgresql.conf"));
+      boolean convert = !fresh && TRUST.matcher(Files.readString(dir.resolve("pg_hba.conf"))).find();
+      String secret = fresh ? null : readSecret(secretFile);
+      if (secret == null) {
+        if (!fresh && !convert) {
+          throw new IllegalStateException("the embedded PostgreSQL in " + dir + " requires a password, but " + secretFile
+              + " (which holds it) is missing");
+        }
+        secret = newSecret(secretFile);
+      }
+      EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder()
+          .setDataDirectory(dir)
           .setCleanDataDirectory(false)
           .setRegisterShutdownHook(false)
           .setPGStartupWait(Duration.ofSeconds(60))
           .setServerConfig("listen_addresses", "127.0.0.1")
-          .start();
-      PgConnectOptions opts = new PgConnectOptions()
-          .setHost("127.0.0.1").setPort(pg.getPort()).setDatabase("postgres").setUser("postgres");
-      LOG.info("embedded PostgreSQL listening on 127.0.0.1:{}", pg.getPort());
-      return new Database(tune(opts), "jdbc:postgresql://127.0.0.1:" + pg.getPort() + "/postgres", pg);
-    } catch (IOException e) {
+          .setServerConfig("password_encryption", "scram-sha-256")
+          .setConnectConfig("password", secret);
+      if (fresh) {
+        // initdb: password authentication from the first start, the superuser's password from the secret file
+        builder.setLocaleConfig("auth", "scram-sha-256").setLocaleConfig("pwfile", secretFile.toAbsolutePath().toString());
+      }
+      EmbeddedPostgres pg = builder.start();
+      Database db = local(pg.getPort(), secret, pg);
+      if (convert) db.requirePassword(dir, secret);
+      LOG.info("embedded PostgreSQL listening on 127.0.0.1:{} (password authentication; secret in {})", pg.getPort(), secretFile);
+      return db;
+    } catch (IOException | SQLException e) {
       throw new IllegalStateException("the embedded PostgreSQL did not start: " + e.getMessage(), e);
     }
   }
 
+  private static Database external(MeshConfig config) {
+    PgConnectOptions opts;
+    try {
+      opts = PgConnectOptions.fromUri(config.postgresUrl().replaceFirst("^postgres://", "postgresql://"));
+    } catch (RuntimeException e) {
+      throw new ConfigException("postgres.url (env MESH_PG_URL): not a valid postgresql:// URL");
+    }
+    String query;
+    try {
+      query = URI.create(config.postgresUrl()).getRawQuery();
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException("postgres.url (env MESH_PG_URL): not a valid postgresql:// URL");
+    }
+    String jdbc = "jdbc:postgresql://" + opts.getHost() + ":" + opts.getPort() + "/" + opts.getDatabase()
+        + (query == null ? "" : "?" + query);
+    return new Database(tune(opts), jdbc, null);
+  }
+
+  private static Database local(int port, String secret, EmbeddedPostgres pg) {
+    PgConnectOptions opts = new PgConnectOptions()
+        .setHost("127.0.0.1").setPort(port).setDatabase("postgres").setUser("postgres").setPassword(secret);
+    return new Database(tune(opts), "jdbc:postgresql://127.0.0.1:" + port + "/postgres", pg);
+  }
+
+  /** {@code data/postgres} keeps its secret in {@code data/postgres.secret}: beside the data, not in it. */
+  public static Path secretFile(Path embeddedDir) {
+    Path abs = embeddedDir.toAbsolutePath().normalize();
+    return abs.resolveSibling(abs.getFileName() + ".secret");
+  }
+
+  private static String readSecret(Path file) throws IllegalStateException {
+    try {
+      return Files.exists(file) ? Files.readString(file, StandardCharsets.US_ASCII).trim() : null;
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read " + file + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** A new random secret (256 bits) in a file only this account can read. */
+  private static String newSecret(Path file) throws IOException {
+    byte[] raw = new byte[32];
+    new SecureRandom().nextBytes(raw);
+    String secret = Base64.getUrlEncoder().withoutPadding().encodeToString(raw);
+    Files.deleteIfExists(file);
+    try {
+      Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+    } catch (UnsupportedOperationException e) {
+      Files.createFile(file);
+    }
+    Files.writeString(file, secret + "\n", StandardCharsets.US_ASCII, StandardOpenOption.TRUNCATE_EXISTING);
+    return secret;
+  }
+
+  /**
+   * A data folder initialised by an older version trusts every local connection: give the superuser
+   * the new secret as its password, then switch every {@code trust} line of pg_hba.conf to
+   * {@code scram-sha-256} and reload.
+   */
+  private void requirePassword(Path dir, String secret) throws IOException, SQLException {
+    try (Connection c = jdbc(); Statement st = c.createStatement()) {
+      st.execute("SET password_encryption = 'scram-sha-256'");
+      st.execute("ALTER ROLE postgres PASSWORD '" + secret + "'");
+      Path hba = dir.resolve("pg_hba.conf");
+      Files.writeString(hba, TRUST.matcher(Files.readString(hba)).replaceAll("$1scram-sha-256"));
+      st.execute("SELECT pg_reload_conf()");
+    }
+    LOG.warn("the embedded PostgreSQL in {} trusted every local connection; it now requires the password in {}", dir,
+        secretFile(dir));
+  }
+
   /** The port of a live PostgreSQL owning {@code dir} (from its postmaster.pid), or null. */
-  private static Integer runningEmbeddedPort(java.nio.file.Path dir) {
-    java.nio.file.Path pidFile = dir.resolve("postmaster.pid");
+  private static Integer runningEmbeddedPort(Path dir) {
+    Path pidFile = dir.resolve("postmaster.pid");
     try {
       if (!Files.exists(pidFile)) return null;
-      java.util.List<String> lines = Files.readAllLines(pidFile);
+      List<String> lines = Files.readAllLines(pidFile);
       if (lines.size() < 4) return null;
       long pid = Long.parseLong(lines.get(0).trim());
       if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) return Integer.parseInt(lines.get(3).trim());
@@ -114,7 +218,6 @@ public final class Database implements AutoCloseable {
     MigrateResult result = Flyway.configure()
         .dataSource(jdbcUrl, connectOptions.getUser(), connectOptions.getPassword())
         .locations("classpath:db/migration")
-        .connectRetries(10)
         .load()
         .migrate();
     LOG.info("database schema at version {} ({} migrations applied now)",
@@ -122,9 +225,26 @@ public final class Database implements AutoCloseable {
     return result;
   }
 
-  /** A plain JDBC connection, for the command line tools only (the service uses the reactive pool). */
+  /**
+   * True when a failure to reach the database is one that waiting will not fix: the server answered
+   * and refused the credentials, the database does not exist, or the user lacks a privilege. Anything
+   * else (refused or timed-out connections, a server starting up or shutting down) is worth retrying.
+   */
+  public static boolean isFatal(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof SQLException sql && sql.getSQLState() != null && FATAL_STATES.contains(sql.getSQLState())) return true;
+    }
+    return false;
+  }
+
+  /** A plain JDBC connection, for the command line tools and the start sequence (the service uses the reactive pool). */
   public Connection jdbc() throws SQLException {
-    return DriverManager.getConnection(jdbcUrl, connectOptions.getUser(), connectOptions.getPassword());
+    java.util.Properties props = new java.util.Properties();
+    if (connectOptions.getUser() != null) props.setProperty("user", connectOptions.getUser());
+    if (connectOptions.getPassword() != null) props.setProperty("password", connectOptions.getPassword());
+    props.setProperty("connectTimeout", "5");
+    props.setProperty("loginTimeout", "10");
+    return DriverManager.getConnection(jdbcUrl, props);
   }
 
   public Pool pool(Vertx vertx, int size) {
