@@ -90,8 +90,17 @@ public final class Main {
         }
       }
       MeshConfig config = configOptions.load();
-      Meshplane app = Meshplane.start(config, components);
+      Meshplane app = Meshplane.launch(config, components);
       Runtime.getRuntime().addShutdownHook(new Thread(app::close, "meshplane-shutdown"));
+      // The probes are served from here on; the rest of the start (PostgreSQL, which may not answer
+      // yet) goes on in the background. One that cannot succeed stops the process, like a bad setting.
+      app.started().onFailure(e -> new Thread(() -> {
+        boolean refused = e instanceof ConfigException;
+        if (refused) System.err.println("configuration error: " + e.getMessage());
+        else System.err.println("run failed: " + e.getMessage());
+        LOG.error("the start failed: {}", e.getMessage(), refused ? null : e);
+        System.exit(refused ? EXIT_CONFIG : EXIT_START);
+      }, "meshplane-exit").start());
       return 0;
     }
   }

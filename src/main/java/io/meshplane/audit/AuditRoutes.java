@@ -6,6 +6,7 @@ import io.meshplane.auth.Permission;
 import io.meshplane.auth.Principal;
 import io.meshplane.auth.SecuredRoutes;
 import io.meshplane.http.ApiError;
+import io.meshplane.http.Cursors;
 import io.meshplane.http.Fields;
 import io.meshplane.http.Page;
 import io.meshplane.http.Responses;
@@ -39,12 +40,12 @@ public final class AuditRoutes {
 
   private AuditRoutes() {}
 
-  public static void mount(SecuredRoutes api, Pool pool) {
-    api.route(GET, "/v1/audit", Permission.AUDIT_READ, "audit.read", null, (ctx, caller) -> list(ctx, caller, pool));
+  public static void mount(SecuredRoutes api, Pool pool, Cursors cursors) {
+    api.route(GET, "/v1/audit", Permission.AUDIT_READ, "audit.read", null, (ctx, caller) -> list(ctx, caller, pool, cursors));
   }
 
-  private static Future<Void> list(RoutingContext ctx, Principal caller, Pool pool) {
-    Page page = Page.from(ctx);
+  private static Future<Void> list(RoutingContext ctx, Principal caller, Pool pool, Cursors cursors) {
+    Page page = Page.from(ctx, cursors, "audit");
     Fields f = new Fields();
     String actor = ctx.request().getParam("actor_id");
     if (actor != null && !ACTOR.matcher(actor).matches()) f.error("actor_id", "is not an id");

@@ -3,6 +3,7 @@ package io.meshplane.auth;
 import io.meshplane.audit.AuditEvent;
 import io.meshplane.audit.AuditLog;
 import io.meshplane.http.ApiError;
+import io.meshplane.http.Ids;
 import io.vertx.core.Future;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
@@ -95,7 +96,10 @@ public final class SecuredRoutes {
   }
 
   private static AuditEvent denial(RoutingContext ctx, Declared d, Principal caller) {
-    String target = d.targetType() == null ? null : ctx.pathParam("id");
+    // the path's id is recorded only when it has the shape of an id: the audit trail never stores what
+    // an attacker typed into a path (up to 4 KiB of anything)
+    String id = d.targetType() == null ? null : ctx.pathParam("id");
+    String target = Ids.wellFormed(id) ? id : null;
     return AuditLog.event(ctx, caller, d.action(), target == null ? null : d.targetType(), target, AuditEvent.DENIED,
         caller.scope().team(), caller.scope().environment());
   }

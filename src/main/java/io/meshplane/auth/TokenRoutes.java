@@ -5,9 +5,11 @@ import static io.vertx.core.http.HttpMethod.GET;
 import static io.vertx.core.http.HttpMethod.POST;
 
 import io.meshplane.http.ApiError;
+import io.meshplane.http.Cursors;
 import io.meshplane.http.Ids;
 import io.meshplane.http.JsonBodies;
 import io.meshplane.http.Page;
+import io.meshplane.http.Params;
 import io.meshplane.http.Responses;
 import io.meshplane.http.Times;
 import com.github.benmanes.caffeine.cache.Cache;
@@ -24,7 +26,7 @@ import java.time.Instant;
 public final class TokenRoutes {
   private TokenRoutes() {}
 
-  public static void mount(SecuredRoutes api, TokenService tokens, TokenVerifier verifier) {
+  public static void mount(SecuredRoutes api, TokenService tokens, TokenVerifier verifier, Cursors cursors) {
     api.route(POST, "/v1/auth/tokens", Permission.TOKENS_WRITE, "token.create", null, (ctx, caller) ->
         tokens.create(ctx, caller, JsonBodies.required(ctx)).map(issued -> {
           ctx.response().putHeader("Location", "/v1/auth/tokens/" + issued.record().id());
@@ -33,8 +35,8 @@ public final class TokenRoutes {
         }));
 
     api.route(GET, "/v1/auth/tokens", Permission.TOKENS_READ, "token.list", null, (ctx, caller) -> {
-      Page page = Page.from(ctx);
-      boolean includeRevoked = flag(ctx, "include_revoked");
+      Page page = Page.from(ctx, cursors, "tokens");
+      boolean includeRevoked = Params.flag(ctx, "include_revoked");
       return tokens.list(caller, includeRevoked, page).map(body -> {
         Responses.ok(ctx, body);
         return null;
@@ -99,10 +101,4 @@ public final class TokenRoutes {
     return id;
   }
 
-  static boolean flag(RoutingContext ctx, String name) {
-    String v = ctx.request().getParam(name);
-    if (v == null || v.equals("false")) return false;
-    if (v.equals("true")) return true;
-    throw ApiError.invalid(name, "must be true or false");
-  }
 }

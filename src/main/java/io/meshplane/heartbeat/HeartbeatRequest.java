@@ -3,6 +3,7 @@ package io.meshplane.heartbeat;
 import io.meshplane.http.Fields;
 import io.meshplane.http.Ids;
 import io.meshplane.node.NodeFormats;
+import io.meshplane.node.Telemetry;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.ArrayList;
@@ -26,7 +27,6 @@ public record HeartbeatRequest(
     long knownPeers,
     long knownAcl) {
 
-  public static final int MAX_TELEMETRY_BYTES = 4096;
   private static final Set<String> INGRESS_STATES = Set.of("active", "draining", "drained");
   private static final Set<String> RESULT_STATES = Set.of("succeeded", "failed");
 
@@ -55,11 +55,7 @@ public record HeartbeatRequest(
       if (!(t instanceof JsonObject tel)) {
         f.error("telemetry", "must be an object");
       } else {
-        telemetry = tel.encode();
-        if (telemetry.length() > MAX_TELEMETRY_BYTES / 4
-            && telemetry.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_TELEMETRY_BYTES) {
-          f.error("telemetry", "must be at most 4 KiB (encoded as JSON)");
-        }
+        telemetry = Telemetry.validate(f, "telemetry", tel);
       }
     }
 

@@ -64,7 +64,7 @@ public final class HeartbeatRoutes {
           .put("interval_s", intervalSeconds)
           .put("relay", "")
           .put("peers", (i & 1) != 0 ? unchanged() : new JsonObject().put("version", 0).put("items", EMPTY))
-          .put("acl", (i & 2) != 0 ? unchanged() : new JsonObject().put("version", 0).put("grants", EMPTY))
+          .put("acl", (i & 2) != 0 ? unchanged() : new JsonObject().put("version", 0).put("rules", EMPTY))
           .put("ingress", EMPTY)
           .put("commands", EMPTY)
           .encode();

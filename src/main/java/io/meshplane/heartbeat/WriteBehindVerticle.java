@@ -8,6 +8,7 @@ import io.meshplane.node.NodeRepository;
 import io.meshplane.observe.MeshMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
+import io.vertx.pgclient.PgException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -58,6 +59,7 @@ public final class WriteBehindVerticle extends VerticleBase {
   private final NodeRepository nodes;
   private final MeshMetrics metrics;
   private final Duration interval;
+  private final Quarantine quarantine;
   private long timer = -1;
   private boolean running;
   /** Dirty entries are looked for at or after this heartbeat time; MIN_VALUE = sweep everything. */
@@ -66,7 +68,8 @@ public final class WriteBehindVerticle extends VerticleBase {
   /** Rows written whose marks are not settled yet: node id -> the value written. Worker thread only. */
   private Map<String, LiveNode> written = new HashMap<>();
 
-  public WriteBehindVerticle(LiveState live, NodeRepository nodes, MeshMetrics metrics, Duration interval) {
+  public WriteBehindVerticle(LiveState live, NodeRepository nodes, MeshMetrics metrics, Quarantine quarantine, Duration interval) {
+    this.quarantine = quarantine;
     this.map = live.map();
     this.hz = live.hazelcast();
     this.nodes = nodes;
@@ -121,7 +124,13 @@ public final class WriteBehindVerticle extends VerticleBase {
       LOG.warn("write-behind: cannot read the live map: {}", e.getMessage());
       return Future.succeededFuture();
     }
-    if (sweep) lastSweep = started;
+    if (sweep) {
+      lastSweep = started;
+      // quarantined nodes that were deleted meanwhile (their live entry is gone) are forgotten
+      for (String id : quarantine.ids()) {
+        if (!map.containsKey(id) && quarantine.leave(id)) LOG.info("[node: {}] write-behind: the node is gone; it left the quarantine", id);
+      }
+    }
     Map<String, LiveNode> settling = written;
     written = new HashMap<>();
     Set<String> keys = dirty;
@@ -150,6 +159,7 @@ public final class WriteBehindVerticle extends VerticleBase {
     return nodes.missing(ids).map(gone -> {
       for (String id : gone) {
         map.delete(id);
+        quarantine.leave(id);
         LOG.info("[node: {}] live entry of a deleted node dropped", id);
       }
       return null;
@@ -286,14 +296,15 @@ public final class WriteBehindVerticle extends VerticleBase {
         return nextChunk(it, settling);
       }
       int n = read.size();
-      List<String> ids = new ArrayList<>(read.keySet());
-      return write(ids, read, before)
-          .compose(rows -> rows == n || before.isEmpty() ? Future.succeededFuture(rows) : rewriteWhole(ids, read, before).map(more -> rows + more))
-          .compose(rows -> rows == n ? Future.succeededFuture(rows) : dropLeftovers(ids.toArray(new String[0])).map(rows))
-          .compose(rows -> {
+      // quarantined nodes are written one by one, never in a batch with others
+      List<String> ids = new ArrayList<>(n);
+      List<String> alone = new ArrayList<>();
+      for (String id : read.keySet()) (quarantine.contains(id) ? alone : ids).add(id);
+      return writeIsolating(ids, read, before)
+          .compose(v -> writeAlone(alone.iterator(), read))
+          .compose(v -> {
             metrics.writeBehindBatchSize.record(n);
             metrics.writeBehindBacklog.addAndGet(-chunkKeys);
-            written.putAll(read);
             return written.size() > SETTLE_LATER_MAX ? settleNow() : Future.<Void>succeededFuture();
           }, failure -> {
             failedThisRound = true;
@@ -307,5 +318,95 @@ public final class WriteBehindVerticle extends VerticleBase {
       LOG.warn("write-behind: cannot read {} live entries, kept dirty for the next flush: {}", chunkKeys, failure.getMessage());
       return Future.succeededFuture();
     });
+  }
+
+  /**
+   * Writes {@code ids} in one statement; when PostgreSQL refuses it for something in the data (not for
+   * being unreachable), splits it in halves and writes each, down to the single row at fault, which is
+   * quarantined. So one row that cannot be stored (a character PostgreSQL refuses, say) never holds
+   * back the others: k bad rows among n cost about 2k·log2(n) extra statements, once.
+   */
+  private Future<Void> writeIsolating(List<String> ids, Map<String, LiveNode> read, Map<String, LiveNode> before) {
+    if (ids.isEmpty()) return Future.succeededFuture();
+    return writeBatch(ids, read, before).recover(failure -> {
+      if (!isRowData(failure)) return Future.failedFuture(failure);
+      if (ids.size() == 1) return quarantine(ids.get(0), read.get(ids.get(0)), failure);
+      int mid = ids.size() / 2;
+      List<String> left = ids.subList(0, mid);
+      List<String> right = ids.subList(mid, ids.size());
+      return writeIsolating(left, read, before).compose(v -> writeIsolating(right, read, before));
+    });
+  }
+
+  /** One statement for {@code ids} (plus the follow-ups of {@link #rewriteWhole} and {@link #dropLeftovers}). */
+  private Future<Void> writeBatch(List<String> ids, Map<String, LiveNode> read, Map<String, LiveNode> before) {
+    int n = ids.size();
+    return write(ids, read, before)
+        .compose(rows -> rows == n || before.isEmpty() ? Future.succeededFuture(rows) : rewriteWhole(ids, read, before).map(more -> rows + more))
+        .compose(rows -> rows == n ? Future.succeededFuture(rows) : dropLeftovers(ids.toArray(new String[0])).map(rows))
+        .map(rows -> {
+          for (String id : ids) written.put(id, read.get(id));
+          return null;
+        });
+  }
+
+  /**
+   * Quarantined nodes, each in a statement of its own and whole: a row written whole leaves the
+   * quarantine; one still refused has its heartbeat time written alone.
+   */
+  private Future<Void> writeAlone(Iterator<String> it, Map<String, LiveNode> read) {
+    if (!it.hasNext()) return Future.succeededFuture();
+    String id = it.next();
+    return writeBatch(List.of(id), read, Map.of())
+        .map(v -> {
+          if (quarantine.leave(id)) LOG.info("[node: {}] write-behind: the row is written whole again; it left the quarantine", id);
+          return (Void) null;
+        })
+        .recover(failure -> isRowData(failure) ? quarantine(id, read.get(id), failure) : Future.failedFuture(failure))
+        .compose(v -> writeAlone(it, read));
+  }
+
+  /**
+   * Takes a row PostgreSQL refuses out of the batches (logged and counted once per node), and writes
+   * its heartbeat time alone, so that the node's liveness still reaches the database. The live map
+   * keeps the whole entry; the value counts as written, so its mark is settled like any other.
+   */
+  private Future<Void> quarantine(String id, LiveNode value, Throwable failure) {
+    String reason = reason(failure);
+    if (quarantine.enter(id, value, reason)) {
+      metrics.writeBehindQuarantined.increment();
+      LOG.warn("[node: {}] write-behind: PostgreSQL refuses this node's row ({}); it is quarantined: written on its own, "
+          + "with its heartbeat time alone while the whole row is refused; every other row is written", id, reason);
+    }
+    String[] nothing = new String[1];
+    return nodes.flushLive(new String[] {id}, new Long[] {value.heartbeatAt()}, new Long[1], nothing, nothing, nothing, nothing)
+        .<Void>map(rows -> {
+          written.put(id, value);
+          return null;
+        })
+        .recover(t -> {
+          if (!isRowData(t)) return Future.failedFuture(t);
+          // not even the heartbeat time can be written: the value counts as handled, so the mark is settled
+          written.put(id, value);
+          return Future.succeededFuture();
+        });
+  }
+
+  /** A refusal caused by the data of some row (SQLSTATE classes 22 data exception, 23 integrity, 54 program limit). */
+  static boolean isRowData(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof PgException pg && pg.getSqlState() != null) {
+        String state = pg.getSqlState();
+        return state.startsWith("22") || state.startsWith("23") || state.startsWith("54");
+      }
+    }
+    return false;
+  }
+
+  private static String reason(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof PgException pg) return pg.getSqlState() + " " + pg.getErrorMessage();
+    }
+    return String.valueOf(t.getMessage());
   }
 }

@@ -1,7 +1,11 @@
 package io.meshplane.http;
 
 import io.vertx.core.Handler;
+import io.netty.handler.codec.DecoderException;
+import io.netty.handler.codec.TooLongFrameException;
+import io.vertx.core.http.HttpClosedException;
 import io.vertx.core.json.DecodeException;
+import io.vertx.core.net.impl.VertxConnection;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.HttpException;
 import org.slf4j.Logger;
@@ -28,7 +32,22 @@ public final class FailureHandler implements Handler<RoutingContext> {
       return;
     }
     if (failure instanceof DecodeException) {
-      Problems.send(ctx, ApiError.badRequest("request body is not valid JSON"));
+      Problems.send(ctx, ApiError.invalid(StrictJson.BODY, "is not valid JSON"));
+      return;
+    }
+    if (ctx.response().closed() || failure instanceof HttpClosedException) {
+      LOG.debug("[request: {}] the client closed the connection", RequestIds.of(ctx));
+      return;
+    }
+    if (failure != null && isFraming(failure)) {
+      // Netty could not decode the body (a bad chunk size, say): nothing more can be read from this connection
+      LOG.info("[request: {}] malformed HTTP body framing from {}: {}", RequestIds.of(ctx), ctx.request().remoteAddress(),
+          failure.getMessage());
+      ctx.response().putHeader("Connection", "close");
+      Problems.send(ctx, ApiError.badRequest("the request body's HTTP framing is malformed"));
+      // Vert.x closes the connection right after this handler returns, and holds writes made while it
+      // reads until the read completes: without a flush now the answer would be dropped with the socket.
+      if (ctx.request().connection() instanceof VertxConnection connection) connection.flush();
       return;
     }
     if (failure != null && DatabaseFailures.isUnavailable(failure)) {
@@ -36,17 +55,33 @@ public final class FailureHandler implements Handler<RoutingContext> {
       Problems.send(ctx, ApiError.unavailable("the database is unavailable; retry later"));
       return;
     }
+    int status = ctx.statusCode();
+    if (status >= 400 && status < 500) {
+      // refused by Vert.x Web itself (a missing Host header, say): a client error, not a failure of ours
+      LOG.debug("[request: {}] refused by the router with {}: {}", RequestIds.of(ctx), status, failure == null ? "" : failure.getMessage());
+      byStatus(ctx, status);
+      return;
+    }
     if (failure != null) {
       LOG.error("[request: {}] {} {} failed", RequestIds.of(ctx), ctx.request().method(), ctx.request().path(), failure);
       Problems.send(ctx, 500, "internal", "an unexpected error occurred; quote the request id when reporting it", null);
       return;
     }
-    byStatus(ctx, ctx.statusCode());
+    byStatus(ctx, status);
+  }
+
+  /** An exception raised by Netty's HTTP decoder while the body was read. */
+  private static boolean isFraming(Throwable t) {
+    if (t instanceof DecoderException || t instanceof TooLongFrameException) return true;
+    StackTraceElement[] stack = t.getStackTrace();
+    return stack.length > 0 && stack[0].getClassName().startsWith("io.netty.handler.codec.");
   }
 
   private static void byStatus(RoutingContext ctx, int status) {
     switch (status) {
       case 400 -> Problems.send(ctx, ApiError.badRequest("the request is malformed"));
+      case 414 -> Problems.send(ctx, 414, "uri_too_long", "the request URI is too long", null);
+      case 431 -> Problems.send(ctx, 431, "request_header_fields_too_large", "the request headers are too large", null);
       case 401 -> Problems.send(ctx, ApiError.unauthenticated("a valid bearer token is required"));
       case 403 -> Problems.send(ctx, ApiError.forbidden("not permitted"));
       case 404 -> Problems.send(ctx, ApiError.notFound("no such resource: " + ctx.request().path()));

@@ -36,6 +36,17 @@ public final class Ids {
     return prefix + "_" + new String(out);
   }
 
+  /** True when {@code id} has the shape of an id of any type: a 2-4 letter prefix, '_', 26 base32 characters. */
+  public static boolean wellFormed(String id) {
+    if (id == null) return false;
+    int underscore = id.indexOf('_');
+    if (underscore < 2 || underscore > 4) return false;
+    for (int i = 0; i < underscore; i++) {
+      if (id.charAt(i) < 'a' || id.charAt(i) > 'z') return false;
+    }
+    return looksLike(id.substring(0, underscore), id);
+  }
+
   /** True when {@code id} has the shape of an id with this prefix (checked before any lookup). */
   public static boolean looksLike(String prefix, String id) {
     if (id == null || id.length() != prefix.length() + 27 || !id.startsWith(prefix + "_")) return false;

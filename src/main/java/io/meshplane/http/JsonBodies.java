@@ -1,53 +1,77 @@
 package io.meshplane.http;
 
+import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
-import io.vertx.core.json.DecodeException;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
+import java.util.Locale;
 
 /**
- * Checks every request body before any route logic: bodies must be JSON objects sent as
- * {@code application/json} (415 otherwise) and must parse (400). The parsed object is kept on the
- * context, so handlers read it with {@link #object(RoutingContext)} and never parse twice.
+ * Checks every request body before any route logic, in two steps around the body reader:
+ *
+ * <ol>
+ *   <li>{@link #mediaType} runs on the headers, before a byte of the body is read: a request that
+ *       carries a body ({@code Content-Length} above 0, or {@code Transfer-Encoding}) must declare
+ *       {@code application/json}, with no parameter other than {@code charset=utf-8}, and no content
+ *       encoding; else 415. So a multipart or form body is never decoded at all (the body reader would
+ *       otherwise parse it as a form and hand the route an empty body).
+ *   <li>{@link #parse} reads a POST/PUT/PATCH body as strict JSON ({@link StrictJson}) that must be one
+ *       object; else 400 naming the field. The object is kept on the context, so handlers read it with
+ *       {@link #object(RoutingContext)} and never parse twice.
+ * </ol>
  */
 public final class JsonBodies {
   private static final String KEY = "json_body";
 
   private JsonBodies() {}
 
-  public static void handle(RoutingContext ctx) {
-    HttpMethod m = ctx.request().method();
-    Buffer body = ctx.body().buffer();
-    if ((m == HttpMethod.POST || m == HttpMethod.PUT || m == HttpMethod.PATCH) && body != null && body.length() > 0) {
-      if (!isJson(ctx.request().getHeader("Content-Type"))) {
-        ctx.fail(new ApiError(415, "unsupported_media_type", "request bodies must be sent as Content-Type: application/json"));
+  public static void mediaType(RoutingContext ctx) {
+    MultiMap headers = ctx.request().headers();
+    String length = headers.get(HttpHeaders.CONTENT_LENGTH);
+    boolean hasBody = headers.contains(HttpHeaders.TRANSFER_ENCODING) || (length != null && !length.equals("0"));
+    if (hasBody) {
+      if (!isJson(headers.get(HttpHeaders.CONTENT_TYPE))) {
+        ctx.fail(unsupported("request bodies must be sent as Content-Type: application/json"));
         return;
       }
-      Object parsed;
-      try {
-        parsed = body.toJsonValue();
-      } catch (DecodeException e) {
-        ctx.fail(ApiError.badRequest("request body is not valid JSON"));
+      String encoding = headers.get(HttpHeaders.CONTENT_ENCODING);
+      if (encoding != null && !encoding.equalsIgnoreCase("identity")) {
+        ctx.fail(unsupported("request bodies must not be compressed (Content-Encoding)"));
         return;
       }
-      if (!(parsed instanceof JsonObject obj)) {
-        ctx.fail(ApiError.badRequest("request body must be a JSON object"));
-        return;
-      }
-      ctx.put(KEY, obj);
     }
     ctx.next();
   }
 
+  public static void parse(RoutingContext ctx) {
+    HttpMethod m = ctx.request().method();
+    Buffer body = ctx.body().buffer();
+    if ((m == HttpMethod.POST || m == HttpMethod.PUT || m == HttpMethod.PATCH) && body != null && body.length() > 0) {
+      // a chunked body declares no length up front: its media type is checked here too
+      if (!isJson(ctx.request().getHeader(HttpHeaders.CONTENT_TYPE))) {
+        ctx.fail(unsupported("request bodies must be sent as Content-Type: application/json"));
+        return;
+      }
+      ctx.put(KEY, StrictJson.parseObject(body.getBytes()));
+    }
+    ctx.next();
+  }
+
+  private static ApiError unsupported(String detail) {
+    return new ApiError(415, "unsupported_media_type", detail);
+  }
+
+  /** {@code application/json}, optionally with {@code charset=utf-8} (any case, quoted or not), and nothing else. */
   static boolean isJson(String contentType) {
     if (contentType == null) return false;
-    String[] parts = contentType.split(";");
-    String type = parts[0].trim().toLowerCase(java.util.Locale.ROOT);
-    if (!type.equals("application/json") && !(type.startsWith("application/") && type.endsWith("+json"))) return false;
+    String[] parts = contentType.split(";", -1);
+    if (!parts[0].trim().toLowerCase(Locale.ROOT).equals("application/json")) return false;
     for (int i = 1; i < parts.length; i++) {
-      String p = parts[i].trim().toLowerCase(java.util.Locale.ROOT);
-      if (p.startsWith("charset=") && !p.equals("charset=utf-8") && !p.equals("charset=\"utf-8\"")) return false;
+      String p = parts[i].trim().toLowerCase(Locale.ROOT);
+      if (p.isEmpty() && i == parts.length - 1) continue; // a trailing ';'
+      if (!p.equals("charset=utf-8") && !p.equals("charset=\"utf-8\"")) return false;
     }
     return true;
   }
@@ -61,7 +85,7 @@ public final class JsonBodies {
   /** The request's JSON object; 400 when the request had no body at all. */
   public static JsonObject required(RoutingContext ctx) {
     JsonObject o = ctx.get(KEY);
-    if (o == null) throw ApiError.badRequest("a JSON object body is required");
+    if (o == null) throw ApiError.invalid(StrictJson.BODY, "is required: send a JSON object");
     return o;
   }
 }

@@ -14,11 +14,15 @@ public final class RequestIds {
   private RequestIds() {}
 
   public static void handle(RoutingContext ctx) {
-    String id = ctx.request().getHeader(HEADER);
-    if (id == null || !SANE.matcher(id).matches()) id = generate();
+    String id = choose(ctx.request().getHeader(HEADER));
     ctx.put(KEY, id);
     ctx.response().putHeader(HEADER, id);
     ctx.next();
+  }
+
+  /** The client's id when it sent a sane one, else a new one. */
+  public static String choose(String clientId) {
+    return clientId != null && SANE.matcher(clientId).matches() ? clientId : generate();
   }
 
   public static String of(RoutingContext ctx) {

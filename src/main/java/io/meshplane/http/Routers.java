@@ -3,10 +3,13 @@ package io.meshplane.http;
 import io.meshplane.observe.Observability;
 import io.meshplane.observe.Readiness;
 import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.micrometer.PrometheusScrapingHandler;
+import java.io.IOException;
+import java.io.InputStream;
 
 /**
  * The plumbing every HTTP component shares (SPEC §2, §8): request ids, the 64 KiB body limit, the
@@ -19,11 +22,27 @@ public final class Routers {
 
   private Routers() {}
 
+  /** The OpenAPI document of {@code /v1} (a resource of the jar), read once at start. */
+  public static Buffer openApiDocument() {
+    try (InputStream in = Routers.class.getResourceAsStream("/openapi.yaml")) {
+      if (in == null) throw new IllegalStateException("openapi.yaml is missing from the jar");
+      return Buffer.buffer(in.readAllBytes());
+    } catch (IOException e) {
+      throw new IllegalStateException("openapi.yaml cannot be read: " + e.getMessage(), e);
+    }
+  }
+
+  /** Serves the OpenAPI document at {@code path}, without authentication (it describes the API, it holds no data). */
+  public static void openApi(Router router, String path, Buffer document) {
+    router.get(path).handler(ctx -> ctx.response().putHeader("Content-Type", "application/yaml").end(document));
+  }
+
   public static Router base(Vertx vertx, Observability observability, Readiness readiness) {
     Router router = Router.router(vertx);
     router.route().handler(RequestIds::handle);
+    router.route().handler(JsonBodies::mediaType);
     router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT));
-    router.route().handler(JsonBodies::handle);
+    router.route().handler(JsonBodies::parse);
 
     router.get("/healthz").handler(ctx -> Responses.ok(ctx, UP));
     router.get("/readyz").handler(ctx -> readiness.check().onComplete(ar -> {
@@ -38,7 +57,7 @@ public final class Routers {
 
     FailureHandler failures = new FailureHandler();
     router.route().failureHandler(failures);
-    for (int status : new int[] {400, 401, 403, 404, 405, 406, 413, 415, 500, 501, 503}) {
+    for (int status : new int[] {400, 401, 403, 404, 405, 406, 413, 414, 415, 431, 500, 501, 503}) {
       router.errorHandler(status, failures);
     }
     return router;

@@ -4,6 +4,7 @@ import static io.vertx.core.http.HttpMethod.GET;
 
 import io.meshplane.auth.Permission;
 import io.meshplane.auth.SecuredRoutes;
+import io.meshplane.http.Cursors;
 import io.meshplane.http.Fields;
 import io.meshplane.http.Page;
 import io.meshplane.http.Responses;
@@ -32,9 +33,9 @@ public final class EventRoutes {
 
   private EventRoutes() {}
 
-  public static void mount(SecuredRoutes api, Pool pool) {
+  public static void mount(SecuredRoutes api, Pool pool, Cursors cursors) {
     api.route(GET, "/v1/events", Permission.EVENTS_READ, "event.list", null, (ctx, caller) -> {
-      Page page = Page.from(ctx);
+      Page page = Page.from(ctx, cursors, "events");
       Fields f = new Fields();
       String sinceRaw = ctx.request().getParam("since");
       Instant since = sinceRaw == null ? null : f.parseTimestamp(sinceRaw, "since");

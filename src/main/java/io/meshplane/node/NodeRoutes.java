@@ -7,7 +7,9 @@ import static io.vertx.core.http.HttpMethod.POST;
 import io.meshplane.auth.Permission;
 import io.meshplane.auth.SecuredRoutes;
 import io.meshplane.http.ApiError;
+import io.meshplane.http.Cursors;
 import io.meshplane.http.Ids;
+import io.meshplane.http.Page;
 import io.meshplane.http.JsonBodies;
 import io.meshplane.http.Responses;
 import io.vertx.ext.web.RoutingContext;
@@ -16,7 +18,7 @@ import io.vertx.ext.web.RoutingContext;
 public final class NodeRoutes {
   private NodeRoutes() {}
 
-  public static void mount(SecuredRoutes api, NodeService nodes) {
+  public static void mount(SecuredRoutes api, NodeService nodes, Cursors cursors) {
     api.route(POST, "/v1/nodes", Permission.NODES_ENROLL, "node.enroll", null, (ctx, caller) ->
         nodes.enroll(ctx, caller, JsonBodies.required(ctx)).map(body -> {
           ctx.response().putHeader("Location", "/v1/nodes/" + body.getJsonObject("node").getString("id"));
@@ -24,7 +26,7 @@ public final class NodeRoutes {
           return null;
         }));
     api.route(GET, "/v1/nodes", Permission.NODES_READ, "node.list", null, (ctx, caller) ->
-        nodes.list(ctx, caller).map(body -> {
+        nodes.list(ctx, caller, Page.from(ctx, cursors, "nodes")).map(body -> {
           Responses.ok(ctx, body);
           return null;
         }));

@@ -39,6 +39,9 @@ public final class NodeService {
   private static final Pattern NAME_PREFIX = Pattern.compile("^[a-z0-9-]{1,63}$");
   private static final Set<String> STATUSES = Set.of("pending", "online", "stale");
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(NodeService.class);
+  private final com.github.benmanes.caffeine.cache.Cache<String, Boolean> unreadableLogged =
+      com.github.benmanes.caffeine.cache.Caffeine.newBuilder().maximumSize(10_000).expireAfterWrite(Duration.ofHours(1)).build();
   private final Pool pool;
   private final NodeRepository nodes;
   private final TokenRepository tokenRepository;
@@ -140,8 +143,7 @@ public final class NodeService {
     });
   }
 
-  public Future<JsonObject> list(RoutingContext ctx, Principal caller) {
-    Page page = Page.from(ctx);
+  public Future<JsonObject> list(RoutingContext ctx, Principal caller, Page page) {
     Fields f = new Fields();
     String status = ctx.request().getParam("status");
     if (status != null && !STATUSES.contains(status)) f.error("status", "must be pending, online or stale");
@@ -175,6 +177,20 @@ public final class NodeService {
     });
   }
 
+  /**
+   * The node's telemetry as an object; {@code {}} when what is stored cannot be read within the
+   * telemetry bounds (a record from before they existed), logged once per node and hour, so one
+   * record never takes a list of nodes down.
+   */
+  private JsonObject telemetry(String id, String text) {
+    JsonObject t = Telemetry.read(text);
+    if (t != null) return t;
+    if (unreadableLogged.asMap().putIfAbsent(id, Boolean.TRUE) == null) {
+      LOG.warn("[node: {}] stored telemetry cannot be read within the telemetry bounds; shown as {{}} until the next heartbeat", id);
+    }
+    return new JsonObject();
+  }
+
   /** The node record of SPEC §4: every field present, arrays never null, live fields from the cluster map. */
   public JsonObject toJson(NodeRecord r, LiveNode l, long now) {
     Long heartbeat = l != null ? Long.valueOf(l.heartbeatAt()) : r.heartbeatAt() == null ? null : r.heartbeatAt().toEpochMilli();
@@ -202,7 +218,7 @@ public final class NodeService {
         .put("heartbeat", heartbeat == null ? null : Times.format(Instant.ofEpochMilli(heartbeat)))
         .put("status", staleness.status(heartbeat, now))
         .put("acl_matches", new JsonArray())
-        .put("telemetry", new JsonObject(telemetry))
+        .put("telemetry", telemetry(r.id(), telemetry))
         .put("created_at", Times.format(r.createdAt()))
         .put("updated_at", Times.format(r.updatedAt()));
   }

@@ -7,12 +7,14 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.healthchecks.CheckResult;
 import io.vertx.ext.healthchecks.HealthChecks;
 import io.vertx.ext.healthchecks.Status;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
  * Readiness (SPEC §8): a replica is ready only when every registered check passes. Features add their
  * checks at wiring time (PostgreSQL answers, the cluster member has joined, deployment finished, ...).
- * Each check has a timeout so a hung dependency reads as DOWN, not as a hung probe.
+ * Each check has a timeout so a hung dependency reads as DOWN, not as a hung probe. A check may carry
+ * details besides its status (the write-behind reports quarantined rows while it stays UP).
  */
 public final class Readiness {
   private static final long CHECK_TIMEOUT_MS = 2000;
@@ -22,25 +24,40 @@ public final class Readiness {
     this.checks = HealthChecks.create(vertx);
   }
 
-  /** A check that completes asynchronously; a failed future reads as DOWN with the failure's message. */
-  public Readiness registerAsync(String name, Supplier<Future<?>> probe, String downReason) {
-    checks.register(name, CHECK_TIMEOUT_MS, (Promise<Status> p) -> probe.get().onComplete(ar -> {
-      if (ar.succeeded()) p.complete(Status.OK());
-      else p.complete(Status.KO(new JsonObject().put("reason", downReason)));
-    }));
+  /** A check that completes asynchronously; a failed future reads as DOWN with {@code downReason} of its failure. */
+  public Readiness registerAsync(String name, Supplier<Future<?>> probe, Function<Throwable, String> downReason) {
+    checks.register(name, CHECK_TIMEOUT_MS, (Promise<Status> p) -> {
+      Future<?> f;
+      try {
+        f = probe.get();
+      } catch (RuntimeException e) {
+        f = Future.failedFuture(e);
+      }
+      f.onComplete(ar -> {
+        if (ar.succeeded()) p.complete(Status.OK());
+        else p.complete(Status.KO(new JsonObject().put("reason", downReason.apply(ar.cause()))));
+      });
+    });
     return this;
   }
 
   /** A check answered from local state; the supplier returns null when up, else the reason it is down. */
   public Readiness registerLocal(String name, Supplier<String> downReason) {
+    return registerLocal(name, downReason, () -> null);
+  }
+
+  /** As {@link #registerLocal(String, Supplier)}, with details (null for none) shown whether up or down. */
+  public Readiness registerLocal(String name, Supplier<String> downReason, Supplier<JsonObject> details) {
     checks.register(name, CHECK_TIMEOUT_MS, (Promise<Status> p) -> {
       String reason = downReason.get();
-      p.complete(reason == null ? Status.OK() : Status.KO(new JsonObject().put("reason", reason)));
+      JsonObject data = details.get();
+      if (data == null) data = new JsonObject();
+      p.complete(reason == null ? Status.OK(data) : Status.KO(data.copy().put("reason", reason)));
     });
     return this;
   }
 
-  /** {@code {"status": "UP"|"DOWN", "checks": {name: {"status", "reason"?}}}} */
+  /** {@code {"status": "UP"|"DOWN", "checks": {name: {"status", "reason"?, details...}}}} */
   public Future<JsonObject> check() {
     return checks.checkStatus().map(result -> {
       JsonObject byName = new JsonObject();
@@ -50,11 +67,16 @@ public final class Readiness {
           boolean up = CheckResult.isUp(c);
           allUp &= up;
           JsonObject entry = new JsonObject().put("status", up ? "UP" : "DOWN");
+          JsonObject data = c.getData();
           if (!up) {
-            JsonObject data = c.getData();
             String reason = data != null && data.getString("reason") != null ? data.getString("reason")
                 : data != null && data.getString("cause") != null ? "check timed out" : "check failed";
             entry.put("reason", reason);
+          }
+          if (data != null) {
+            for (String k : data.fieldNames()) {
+              if (!k.equals("reason") && !k.equals("cause")) entry.put(k, data.getValue(k));
+            }
           }
           byName.put(c.getId(), entry);
         }

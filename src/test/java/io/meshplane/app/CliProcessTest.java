@@ -3,13 +3,13 @@ package io.meshplane.app;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.meshplane.testing.ChildJvm;
 import io.meshplane.testing.FreePorts;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.TestDatabase;
 import io.meshplane.testing.TestReplicas;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -30,17 +30,7 @@ class CliProcessTest {
 
   /** @param stdout where stdout goes separately from the log (stderr); null = both to {@code log} */
   private Process launch(Map<String, String> env, Path log, Path stdout, String... args) throws Exception {
-    List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx256m", "-Dhazelcast.wait.seconds.before.join=1", "-Djava.util.concurrent.ForkJoinPool.common.parallelism=4",
-        "--add-opens", "java.base/java.lang=ALL-UNNAMED", "--add-opens", "java.base/sun.nio.ch=ALL-UNNAMED",
-        "-cp", System.getProperty("java.class.path"), "io.meshplane.Main"));
-    cmd.addAll(List.of(args));
-    ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile());
-    if (stdout == null) pb.redirectErrorStream(true).redirectOutput(log.toFile());
-    else pb.redirectError(log.toFile()).redirectOutput(stdout.toFile());
-    pb.environment().keySet().removeIf(k -> k.startsWith("MESH_"));
-    pb.environment().putAll(env);
-    return pb.start();
+    return ChildJvm.launch(dir, env, log, stdout, args);
   }
 
   @Test
@@ -62,6 +52,29 @@ class CliProcessTest {
   }
 
   @Test
+  void wrongDatabaseCredentialsStopTheRunWithExitCode2NamingTheSetting() throws Exception {
+    try (TestDatabase db = TestDatabase.create()) {
+      int clusterPort = FreePorts.next();
+      Path log = dir.resolve("bad-role.log");
+      Process p = launch(Map.of(
+          "MESH_PG_URL", "postgresql://no_such_role:secret-pw@" + TestDatabase.HOST + ":" + TestDatabase.PORT + "/" + db.name(),
+          "MESH_HTTP_HOST", "127.0.0.1", "MESH_HTTP_PORT", "0", "MESH_PANEL_PORT", "0",
+          "MESH_CLUSTER_HOST", "127.0.0.1", "MESH_CLUSTER_PORT", String.valueOf(clusterPort),
+          "MESH_CLUSTER_MEMBERS", "127.0.0.1:" + clusterPort, "MESH_CLUSTER_NAME", "cli-test-" + clusterPort,
+          "MESH_KEYS_DIR", dir.resolve("keys").toString()), log, "run");
+      try {
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "the process stops by itself");
+        assertEquals(2, p.exitValue());
+        String out = Files.readString(log);
+        assertTrue(out.contains("configuration error: PostgreSQL refused this replica") && out.contains("postgres.url"), out);
+        assertTrue(!out.contains("secret-pw"), "the password is never logged");
+      } finally {
+        p.destroyForcibly();
+      }
+    }
+  }
+
+  @Test
   void runServesAndSigtermStopsItCleanlyWithinTenSeconds() throws Exception {
     try (TestDatabase db = TestDatabase.create(); Http http = new Http()) {
       int clusterPort = FreePorts.next();
@@ -74,6 +87,7 @@ class CliProcessTest {
       try {
         int port = awaitPort(log, "coordinator API listening on 127.0.0.1:(\\d+)", p);
         int panel = awaitPort(log, "web panel listening on 127.0.0.1:(\\d+)", p);
+        awaitLog(log, "ready: the coordinator API is served", p);
         assertEquals(200, http.get(port, "/readyz").statusCode());
         assertEquals(200, http.get(panel, "/readyz").statusCode());
 
@@ -127,13 +141,21 @@ class CliProcessTest {
     }
   }
 
+  private static void awaitLog(Path log, String text, Process p) throws Exception {
+    awaitPort(log, Pattern.quote(text) + "()", p, false);
+  }
+
   private static int awaitPort(Path log, String regex, Process p) throws Exception {
+    return awaitPort(log, regex, p, true);
+  }
+
+  private static int awaitPort(Path log, String regex, Process p, boolean number) throws Exception {
     Pattern pattern = Pattern.compile(regex);
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
     while (System.nanoTime() < deadline) {
       if (Files.exists(log)) {
         Matcher m = pattern.matcher(Files.readString(log));
-        if (m.find()) return Integer.parseInt(m.group(1));
+        if (m.find()) return number ? Integer.parseInt(m.group(1)) : 0;
       }
       if (!p.isAlive()) throw new AssertionError("the service exited: " + Files.readString(log));
       Thread.sleep(200);

@@ -138,7 +138,7 @@ class NodeLifecycleTest {
     assertEquals(new JsonObject().put("version", 0).put("items", new JsonArray()), fresh.getJsonObject("peers"),
         "an agent without current peers gets the full (for now empty) set");
     assertEquals(new JsonObject().put("version", 0).put("unchanged", true), fresh.getJsonObject("acl"));
-    assertEquals(new JsonObject().put("version", 0).put("grants", new JsonArray()),
+    assertEquals(new JsonObject().put("version", 0).put("rules", new JsonArray()),
         beat(a, n, new JsonObject()).bodyAsJsonObject().getJsonObject("acl"));
     r = beat(a, n, Nodes.beat(7));
     resp = r.bodyAsJsonObject();

@@ -23,6 +23,11 @@ public final class Http implements AutoCloseable {
     return await(request.send());
   }
 
+  /** Sends the request with these bytes as its body (none when null). */
+  public HttpResponse<Buffer> send(HttpRequest<Buffer> request, byte[] body) {
+    return await(body == null ? request.send() : request.sendBuffer(Buffer.buffer(body)));
+  }
+
   public HttpResponse<Buffer> get(int port, String path) {
     return send(request(HttpMethod.GET, port, path));
   }
@@ -40,6 +45,13 @@ public final class Http implements AutoCloseable {
   public HttpResponse<Buffer> sendRaw(HttpMethod method, int port, String path, String contentType, Buffer body) {
     HttpRequest<Buffer> r = request(method, port, path);
     if (contentType != null) r.putHeader("Content-Type", contentType);
+    return await(r.sendBuffer(body));
+  }
+
+  public HttpResponse<Buffer> sendRaw(HttpMethod method, int port, String path, String contentType, Buffer body, String bearer) {
+    HttpRequest<Buffer> r = request(method, port, path);
+    if (contentType != null) r.putHeader("Content-Type", contentType);
+    if (bearer != null) r.bearerTokenAuthentication(bearer);
     return await(r.sendBuffer(body));
   }
 

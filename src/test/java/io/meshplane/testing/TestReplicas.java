@@ -69,6 +69,16 @@ public final class TestReplicas implements AutoCloseable {
     return m;
   }
 
+  /** The first phase only ({@link Meshplane#launch}): probes served, the rest of the start still under way. */
+  public Meshplane launch(int index, String postgresUrl, Map<String, String> extra) {
+    if (index >= size) throw new IllegalArgumentException("replica " + index + " is outside the planned cluster of " + size);
+    Meshplane m = Meshplane.launch(config(index, postgresUrl, extra), EnumSet.allOf(Component.class));
+    synchronized (started) {
+      started.add(m);
+    }
+    return m;
+  }
+
   public Path keysDir() {
     return keysDir;
   }

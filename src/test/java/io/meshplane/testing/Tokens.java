@@ -19,7 +19,7 @@ public final class Tokens {
   public static TokenIssuer.Issued issue(Meshplane app, String name, Scope scope, String nodeId, Instant expires) {
     try {
       return app.services().pool()
-          .withTransaction(tx -> app.services().issuer().issue(tx, name, scope, nodeId, expires, "test"))
+          .withTransaction(tx -> app.services().issuer().issue(tx, name, scope, nodeId, expires, "cli")) // as the bootstrap command records it
           .await(20, TimeUnit.SECONDS);
     } catch (java.util.concurrent.TimeoutException e) {
       throw new AssertionError(e);

@@ -1,0 +1,41 @@
+package io.meshplane.http;
+
+import io.vertx.ext.web.RoutingContext;
+
+/**
+ * Query parameters, read strictly. {@link RequestTarget} has already refused bad escapes, ';' and
+ * repeated names, so each parameter has one value; here numbers are ASCII digits only
+ * ({@code Integer.parseInt} also takes fullwidth and other Unicode digits, and a sign).
+ */
+public final class Params {
+  private Params() {}
+
+  /** A whole number from {@code min} to {@code max}, or {@code absent} when the parameter is not given. */
+  public static int integer(RoutingContext ctx, String name, int min, int max, int absent) {
+    String raw = ctx.request().getParam(name);
+    if (raw == null) return absent;
+    long v = digits(raw);
+    if (v < min || v > max) throw ApiError.invalid(name, "must be a whole number from " + min + " to " + max);
+    return (int) v;
+  }
+
+  /** {@code true}, {@code false}, or false when absent. */
+  public static boolean flag(RoutingContext ctx, String name) {
+    String v = ctx.request().getParam(name);
+    if (v == null || v.equals("false")) return false;
+    if (v.equals("true")) return true;
+    throw ApiError.invalid(name, "must be true or false");
+  }
+
+  /** The value of 1-9 ASCII digits, or -1. */
+  static long digits(String s) {
+    if (s.isEmpty() || s.length() > 9) return -1;
+    long v = 0;
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c < '0' || c > '9') return -1;
+      v = v * 10 + (c - '0');
+    }
+    return v;
+  }
+}

@@ -1,0 +1,91 @@
+package io.meshplane.app;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.meshplane.testing.Http;
+import io.meshplane.testing.PgProxy;
+import io.meshplane.testing.TestDatabase;
+import io.meshplane.testing.TestReplicas;
+import io.meshplane.testing.Tokens;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A replica started while PostgreSQL is away answers its probes from the first second (so an
+ * orchestrator does not kill it in a loop), keeps trying in the background, and becomes ready without
+ * a restart; one whose credentials are wrong stops with a message naming the setting.
+ */
+@Timeout(180)
+class StartWithoutDatabaseTest {
+  @Test
+  void probesAnswerWhilePostgresIsUnreachableAndTheReplicaBecomesReadyWhenItAnswers() throws Exception {
+    try (TestDatabase db = TestDatabase.create(); PgProxy proxy = new PgProxy(); TestReplicas replicas = new TestReplicas(1);
+         Http http = new Http()) {
+      proxy.cut(); // a closed port: connections are refused
+      long t0 = System.nanoTime();
+      Meshplane app = replicas.launch(0, db.url("127.0.0.1", proxy.port()), Map.of());
+      int port = app.coordinatorPort();
+      assertEquals(200, http.get(port, "/healthz").statusCode());
+      System.out.println("probes served " + (System.nanoTime() - t0) / 1_000_000 + " ms after the launch began");
+      for (int i = 0; i < 5; i++) {
+        assertEquals(200, http.get(port, "/healthz").statusCode());
+        assertEquals(200, http.get(app.panelPort(), "/healthz").statusCode());
+        HttpResponse<Buffer> ready = http.get(port, "/readyz");
+        assertEquals(503, ready.statusCode());
+        JsonObject postgres = ready.bodyAsJsonObject().getJsonObject("checks").getJsonObject("postgres");
+        assertEquals("DOWN", postgres.getString("status"));
+        assertTrue(postgres.getString("reason").contains("not reachable"), postgres.encode());
+        assertEquals("UP", ready.bodyAsJsonObject().getJsonObject("checks").getJsonObject("cluster").getString("status"));
+        HttpResponse<Buffer> api = http.get(port, "/v1/auth/whoami", "x.y.z");
+        assertEquals(503, api.statusCode(), "the API waits for PostgreSQL: " + api.bodyAsString());
+        assertEquals("unavailable", api.bodyAsJsonObject().getString("code"));
+        assertEquals("5", api.getHeader("Retry-After"));
+        assertEquals(200, http.get(port, "/v1/openapi.yaml").statusCode(), "the API's description needs no database");
+        Thread.sleep(500);
+      }
+      assertTrue(!app.started().isComplete());
+
+      proxy.restore();
+      app.started().await(60, TimeUnit.SECONDS);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      HttpResponse<Buffer> ready = http.get(port, "/readyz");
+      while (ready.statusCode() != 200 && System.nanoTime() < deadline) {
+        Thread.sleep(200);
+        ready = http.get(port, "/readyz");
+      }
+      assertEquals(200, ready.statusCode(), ready.bodyAsString());
+      String root = Tokens.admin(app);
+      assertEquals(200, http.get(port, "/v1/auth/whoami", root).statusCode(), "the same replica serves its API, no restart");
+      assertEquals(200, http.get(port, "/v1/nodes", root).statusCode());
+    }
+  }
+
+  @Test
+  void wrongCredentialsOrAMissingDatabaseStopTheStartNamingTheSetting() throws Exception {
+    try (TestDatabase db = TestDatabase.create(); TestReplicas replicas = new TestReplicas(2); Http http = new Http()) {
+      String[] urls = {
+          "postgresql://no_such_role@" + TestDatabase.HOST + ":" + TestDatabase.PORT + "/" + db.name(),
+          "postgresql://" + TestDatabase.USER + "@" + TestDatabase.HOST + ":" + TestDatabase.PORT + "/no_such_database_here"};
+      for (int i = 0; i < urls.length; i++) {
+        Meshplane app = replicas.launch(i, urls[i], Map.of());
+        assertEquals(200, http.get(app.coordinatorPort(), "/healthz").statusCode());
+        Throwable failure = null;
+        try {
+          app.started().await(60, TimeUnit.SECONDS);
+        } catch (Exception e) {
+          failure = e;
+        }
+        assertTrue(failure instanceof ConfigException, String.valueOf(failure));
+        assertTrue(failure.getMessage().contains("postgres.url"), failure.getMessage());
+        assertTrue(!failure.getMessage().contains(urls[i]), "the URL (which may hold a password) is not echoed");
+        app.close();
+      }
+    }
+  }
+}

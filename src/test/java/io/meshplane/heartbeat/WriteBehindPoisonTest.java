@@ -1,0 +1,209 @@
+package io.meshplane.heartbeat;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.hazelcast.map.IMap;
+import io.meshplane.app.Meshplane;
+import io.meshplane.http.Ids;
+import io.meshplane.testing.Http;
+import io.meshplane.testing.LogCapture;
+import io.meshplane.testing.Nodes;
+import io.meshplane.testing.TestDatabase;
+import io.meshplane.testing.TestReplicas;
+import io.meshplane.testing.Tokens;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * One client's data must never hurt another's: a row PostgreSQL refuses is isolated from its batch and
+ * quarantined while every other row is written, and a record that cannot be read never takes a list of
+ * nodes down. The refused row is put straight into the live map, as a replica of an older version (one
+ * that let such telemetry through the door) would have left it.
+ */
+@Timeout(180)
+class WriteBehindPoisonTest {
+  static final long FLUSH_MS = 1000;
+  static LogCapture logs;
+  static TestDatabase db;
+  static TestReplicas replicas;
+  static Meshplane app;
+  static Http http;
+  static String root;
+
+  @BeforeAll
+  static void start() {
+    logs = LogCapture.attach();
+    db = TestDatabase.create();
+    replicas = new TestReplicas(1);
+    app = replicas.start(0, db.url(), Map.of("writebehind.flush_interval", FLUSH_MS + "ms"));
+    http = new Http();
+    root = Tokens.admin(app);
+  }
+
+  @AfterAll
+  static void stop() {
+    if (http != null) http.close();
+    if (replicas != null) replicas.close();
+    if (db != null) db.close();
+    if (logs != null) logs.close();
+  }
+
+  @Test
+  void oneUnstorableRowAmongAThousandHoldsBackNoOtherRow() throws Exception {
+    logs.clear();
+    List<String> ids = new ArrayList<>();
+    try (Connection c = db.connect(); Statement st = c.createStatement()) {
+      // 1,001 rows with distinct addresses from a range of their own
+      st.execute("INSERT INTO nodes (id, name, team, environment, address, public_key, created_at, updated_at) "
+          + "SELECT 'nd_poison' || lpad(g::text, 20, '0'), 'poison-' || g, 'web', 'prod', '100.120.0.0'::inet + g, "
+          + "'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=', now(), now() FROM generate_series(0, 1000) g");
+      try (ResultSet rs = st.executeQuery("SELECT id FROM nodes WHERE name LIKE 'poison-%' ORDER BY id")) {
+        while (rs.next()) ids.add(rs.getString(1));
+      }
+    }
+    assertEquals(1001, ids.size());
+    String bad = ids.get(500);
+    long at = System.currentTimeMillis();
+    Map<String, LiveNode> entries = new HashMap<>();
+    for (String id : ids) {
+      String telemetry = id.equals(bad) ? "{\"x\":\"\\u0000\"}" : "{\"seq\":1}";
+      entries.put(id, new LiveNode(at, true, new String[] {"198.51.100.7:41641"}, "", "", new String[0], telemetry));
+    }
+    IMap<String, LiveNode> map = app.services().live().map();
+    long t0 = System.currentTimeMillis();
+    map.setAll(entries);
+
+    // every healthy row within 3 flush intervals (plus the time one flush takes on a busy machine)
+    long deadline = t0 + 3 * FLUSH_MS + 2000;
+    int written = 0;
+    while (System.currentTimeMillis() < deadline) {
+      written = count("SELECT count(*) FROM nodes WHERE name LIKE 'poison-%' AND id <> '" + bad
+          + "' AND heartbeat_at = to_timestamp(" + at + " / 1000.0) AND telemetry = '{\"seq\":1}'");
+      if (written == 1000) break;
+      Thread.sleep(100);
+    }
+    assertEquals(1000, written, "every healthy row is written");
+    System.out.println("1,000 healthy rows written " + (System.currentTimeMillis() - t0) + " ms after the entries were put");
+
+    // the refused row: its heartbeat time is written alone, the telemetry PostgreSQL refuses is held back
+    awaitCount("SELECT count(*) FROM nodes WHERE id = '" + bad + "' AND heartbeat_at = to_timestamp(" + at
+        + " / 1000.0) AND telemetry = '{}'", 1);
+    String metrics = http.get(app.coordinatorPort(), "/metrics").bodyAsString();
+    assertTrue(metrics.contains("mesh_writebehind_quarantined_total 1.0"), "counted once");
+    assertTrue(metrics.contains("mesh_writebehind_quarantined_rows 1.0"), "and shown as held back now");
+    HttpResponse<Buffer> ready = http.get(app.coordinatorPort(), "/readyz");
+    assertEquals(200, ready.statusCode(), "one bad row is not an outage: " + ready.bodyAsString());
+    JsonObject wb = ready.bodyAsJsonObject().getJsonObject("checks").getJsonObject("writebehind");
+    assertEquals("UP", wb.getString("status"));
+    assertEquals(1, wb.getInteger("quarantined"));
+    assertEquals(new JsonArray().add(bad), wb.getJsonArray("quarantined_nodes"));
+    assertEquals(List.of(), logs.problems(), "a warning naming the node, no error and no stack trace");
+
+    // the node keeps beating with the same bad telemetry: still no batch fails, no second count
+    map.set(bad, new LiveNode(at + 1000, true, new String[0], "", "", new String[0], "{\"x\":\"\\u0000\"}"));
+    awaitCount("SELECT count(*) FROM nodes WHERE id = '" + bad + "' AND heartbeat_at = to_timestamp(" + (at + 1000) + " / 1000.0)", 1);
+    assertTrue(http.get(app.coordinatorPort(), "/metrics").bodyAsString().contains("mesh_writebehind_quarantined_total 1.0"));
+
+    // once its data can be stored again, the row is written whole and leaves the quarantine
+    map.set(bad, new LiveNode(at + 2000, true, new String[0], "", "", new String[0], "{\"fixed\":true}"));
+    awaitCount("SELECT count(*) FROM nodes WHERE id = '" + bad + "' AND telemetry = '{\"fixed\":true}'", 1);
+    long until = System.currentTimeMillis() + 5000;
+    while (app.quarantine().size() > 0 && System.currentTimeMillis() < until) Thread.sleep(50);
+    assertEquals(0, app.quarantine().size());
+    assertEquals(0, http.get(app.coordinatorPort(), "/readyz").bodyAsJsonObject().getJsonObject("checks")
+        .getJsonObject("writebehind").getInteger("quarantined"));
+  }
+
+  @Test
+  void telemetryThatCannotBeStoredOrReadIsRefusedAtTheDoorNamingTheField() {
+    Nodes.Enrolled n = Nodes.enroll(http, app.coordinatorPort(), root, "door-1", "web", "prod");
+    String eightLevels = "{\"a\":".repeat(7) + "{}" + "}".repeat(7);
+    Map<String, String[]> cases = new HashMap<>();
+    cases.put("{\"telemetry\":{\"x\":\"\\u0000\"}}", new String[] {"telemetry.x", "NUL"});
+    cases.put("{\"telemetry\":{\"x\\u0000\":1}}", new String[] {"telemetry", "NUL"});
+    cases.put("{\"telemetry\":{\"x\":\"\\ud800\"}}", new String[] {"telemetry.x", "surrogate"});
+    cases.put("{\"telemetry\":{\"big\":1e999}}", new String[] {"telemetry.big", "finite"});
+    cases.put("{\"telemetry\":" + "{\"a\":".repeat(8) + "{}" + "}".repeat(8) + "}", new String[] {"telemetry.a.a.a.a.a.a.a.a", "deeper than 8"});
+    cases.put("{\"telemetry\":{\"" + "k".repeat(65) + "\":1}}", new String[] {"telemetry", "longer than 64"});
+    cases.put("{\"telemetry\":{\"pad\":\"" + "x".repeat(4100) + "\"}}", new String[] {"telemetry", "4096 bytes"});
+    for (Map.Entry<String, String[]> c : cases.entrySet()) {
+      HttpResponse<Buffer> r = http.sendRaw(HttpMethod.POST, app.coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat",
+          "application/json", Buffer.buffer(c.getKey()), n.token());
+      assertEquals(400, r.statusCode(), c.getKey() + " " + r.bodyAsString());
+      JsonObject e = r.bodyAsJsonObject().getJsonArray("errors").getJsonObject(0);
+      assertEquals(c.getValue()[0], e.getString("field"), r.bodyAsString());
+      assertTrue(e.getString("message").contains(c.getValue()[1]), r.bodyAsString());
+    }
+    // eight levels are allowed
+    HttpResponse<Buffer> ok = http.sendRaw(HttpMethod.POST, app.coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat",
+        "application/json", Buffer.buffer("{\"telemetry\":" + eightLevels + "}"), n.token());
+    assertEquals(200, ok.statusCode(), ok.bodyAsString());
+  }
+
+  @Test
+  void aRecordWhoseTelemetryCannotBeReadDoesNotTakeTheListDown() throws Exception {
+    Nodes.Enrolled deep = Nodes.enroll(http, app.coordinatorPort(), root, "deep-1", "deep", "prod");
+    Nodes.Enrolled fine = Nodes.enroll(http, app.coordinatorPort(), root, "fine-1", "deep", "prod");
+    assertEquals(200, http.send(HttpMethod.POST, app.coordinatorPort(), "/v1/nodes/" + fine.id() + "/heartbeat", fine.token(),
+        Nodes.beat(1)).statusCode());
+    String thousandDeep = "{\"a\":".repeat(998) + "1" + "}".repeat(998);
+    // as stored by an older version: in PostgreSQL and in the live map
+    try (Connection c = db.connect(); PreparedStatement st = c.prepareStatement("UPDATE nodes SET telemetry = ?::jsonb, heartbeat_at = now() WHERE id = ?")) {
+      st.setString(1, thousandDeep);
+      st.setString(2, deep.id());
+      st.executeUpdate();
+    }
+    app.services().live().map().set(deep.id(), new LiveNode(System.currentTimeMillis(), false, new String[0], "", "", new String[0], thousandDeep));
+    logs.clear();
+    HttpResponse<Buffer> list = http.get(app.coordinatorPort(), "/v1/nodes", root);
+    assertEquals(200, list.statusCode(), list.bodyAsString().substring(0, Math.min(300, list.bodyAsString().length())));
+    JsonObject deepRecord = null;
+    JsonObject fineRecord = null;
+    for (Object o : list.bodyAsJsonObject().getJsonArray("items")) {
+      JsonObject j = (JsonObject) o;
+      if (j.getString("id").equals(deep.id())) deepRecord = j;
+      if (j.getString("id").equals(fine.id())) fineRecord = j;
+    }
+    assertNotNull(deepRecord);
+    assertEquals(new JsonObject(), deepRecord.getJsonObject("telemetry"), "shown as {} instead of failing");
+    assertEquals(1, fineRecord.getJsonObject("telemetry").getInteger("seq"), "the others are whole");
+    assertEquals(200, http.get(app.coordinatorPort(), "/v1/nodes/" + deep.id(), root).statusCode());
+    assertEquals(List.of(), logs.problems());
+    app.services().live().map().delete(deep.id());
+  }
+
+  private static int count(String sql) throws Exception {
+    try (Connection c = db.connect(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  private static void awaitCount(String sql, int expected) throws Exception {
+    long deadline = System.currentTimeMillis() + 10_000;
+    int n = -1;
+    while (System.currentTimeMillis() < deadline) {
+      n = count(sql);
+      if (n == expected) return;
+      Thread.sleep(100);
+    }
+    assertEquals(expected, n, sql);
+  }
+}

@@ -1,0 +1,167 @@
+package io.meshplane.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.atlassian.oai.validator.OpenApiInteractionValidator;
+import com.atlassian.oai.validator.model.Request;
+import com.atlassian.oai.validator.model.SimpleRequest;
+import com.atlassian.oai.validator.model.SimpleResponse;
+import com.atlassian.oai.validator.report.ValidationReport;
+import io.meshplane.app.Meshplane;
+import io.meshplane.auth.SecuredRoutes;
+import io.meshplane.testing.Http;
+import io.meshplane.testing.Nodes;
+import io.meshplane.testing.TestDatabase;
+import io.meshplane.testing.TestReplicas;
+import io.meshplane.testing.Tokens;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpRequest;
+import io.vertx.ext.web.client.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.yaml.snakeyaml.Yaml;
+
+/**
+ * openapi.yaml cannot drift from what the server does: the document served at /v1/openapi.yaml lists
+ * exactly the routes the replica mounts, and real requests and responses of every route (successes
+ * and problems) are checked against it with a maintained validator (Atlassian's
+ * swagger-request-validator).
+ */
+@Timeout(180)
+class OpenApiContractTest {
+  static TestDatabase db;
+  static TestReplicas replicas;
+  static Meshplane app;
+  static Http http;
+  static int port;
+  static String spec;
+  static OpenApiInteractionValidator validator;
+  static final List<String> findings = new ArrayList<>();
+
+  @BeforeAll
+  static void start() {
+    db = TestDatabase.create();
+    replicas = new TestReplicas(1);
+    app = replicas.start(0, db.url());
+    port = app.coordinatorPort();
+    http = new Http();
+    spec = http.get(port, Meshplane.OPENAPI_PATH).bodyAsString();
+    validator = OpenApiInteractionValidator.createForInlineApiSpecification(spec).build();
+  }
+
+  @AfterAll
+  static void stop() {
+    if (http != null) http.close();
+    if (replicas != null) replicas.close();
+    if (db != null) db.close();
+  }
+
+  @Test
+  @SuppressWarnings("unchecked")
+  void theDocumentListsExactlyTheMountedRoutes() {
+    Map<String, Object> doc = new Yaml().load(spec);
+    Set<String> documented = new TreeSet<>();
+    for (Map.Entry<String, Object> path : ((Map<String, Object>) doc.get("paths")).entrySet()) {
+      for (String method : ((Map<String, Object>) path.getValue()).keySet()) {
+        if (Set.of("get", "put", "post", "delete", "patch").contains(method)) documented.add(method.toUpperCase() + " " + path.getKey());
+      }
+    }
+    Set<String> served = new TreeSet<>(List.of("GET /healthz", "GET /readyz", "GET /metrics", "GET " + Meshplane.OPENAPI_PATH));
+    for (SecuredRoutes.Declared d : app.declaredRoutes()) served.add(d.method().name() + " " + d.path());
+    assertEquals(served, documented);
+  }
+
+  @Test
+  void realAnswersOfEveryRouteMatchTheDocument() {
+    String root = Tokens.admin(app);
+    String in1d = Instant.now().plus(Duration.ofDays(1)).toString();
+
+    check("GET", "/healthz", null, null, null);
+    check("GET", "/readyz", null, null, null);
+    check("GET", "/metrics", null, null, null);
+    check("GET", "/v1/openapi.yaml", null, null, null);
+    check("GET", "/v1/auth/whoami", root, null, null);
+
+    JsonObject tokenBody = new JsonObject().put("name", "deploy bot").put("expires", in1d)
+        .put("scope", new JsonObject().put("team", "web").put("surface", "pipeline").put("environment", "prod"));
+    JsonObject created = check("POST", "/v1/auth/tokens", root, tokenBody.encode(), null);
+    String tokenId = created.getString("id");
+    check("POST", "/v1/auth/tokens", root, tokenBody.copy().put("name", "").encode(), null); // 400
+    check("GET", "/v1/auth/tokens", root, null, "limit=1");
+    check("GET", "/v1/auth/tokens/" + tokenId, root, null, null);
+    check("GET", "/v1/auth/tokens/tok_01m8000000000000000000000z", root, null, null); // 404
+    JsonObject rotated = check("POST", "/v1/auth/tokens/" + tokenId + "/rotate", root,
+        new JsonObject().put("expires", in1d).put("retire_old_in", "1h").encode(), null);
+    check("POST", "/v1/auth/tokens/" + tokenId + "/rotate", root, new JsonObject().put("expires", in1d).encode(), null); // 409
+    check("DELETE", "/v1/auth/tokens/" + rotated.getString("id"), root, null, null);
+    check("GET", "/v1/auth/whoami", created.getString("token"), null, null); // 401 token_expired or fine until retired
+    check("POST", "/v1/auth/tokens", created.getString("token"), tokenBody.encode(), null); // 403 or 401
+
+    JsonObject enroll = new JsonObject().put("name", "web-1").put("public_key", Nodes.key()).put("team", "web").put("environment", "prod")
+        .put("tags", new io.vertx.core.json.JsonArray().add("tag:web"));
+    JsonObject enrolled = check("POST", "/v1/nodes", root, enroll.encode(), null);
+    check("POST", "/v1/nodes", root, enroll.encode(), null); // 409
+    String nodeId = enrolled.getJsonObject("node").getString("id");
+    String agent = enrolled.getJsonObject("credential").getString("token");
+    check("POST", "/v1/nodes/" + nodeId + "/heartbeat", agent, Nodes.beat(1).encode(), null);
+    check("POST", "/v1/nodes/" + nodeId + "/heartbeat", agent, "{}", null);
+    check("POST", "/v1/nodes/" + nodeId + "/heartbeat", agent, "{\"endpoints\":[\"x\"]}", null); // 400
+    check("POST", "/v1/nodes/" + nodeId + "/heartbeat", root, "{}", null); // 403
+    check("GET", "/v1/nodes", root, null, "limit=1");
+    check("GET", "/v1/nodes", root, null, "status=gone"); // 400
+    check("GET", "/v1/nodes/" + nodeId, root, null, null);
+    check("GET", "/v1/events", root, null, "limit=5");
+    check("GET", "/v1/audit", root, null, "limit=3");
+    check("GET", "/v1/audit", root, null, "cursor=forged"); // 400
+    check("DELETE", "/v1/nodes/" + nodeId, root, null, null);
+    check("GET", "/v1/nodes/" + nodeId, root, null, null); // 404
+    check("POST", "/v1/nodes", root, "{\"name\":", null); // 400 malformed
+    assertEquals(List.of(), findings);
+  }
+
+  /** Sends one request, validates request and answer against the document, returns the answer's JSON (or null). */
+  private static JsonObject check(String method, String path, String bearer, String body, String query) {
+    HttpRequest<Buffer> r = http.request(HttpMethod.valueOf(method), port, path + (query == null ? "" : "?" + query));
+    if (bearer != null) r.bearerTokenAuthentication(bearer);
+    if (body != null) r.putHeader("Content-Type", "application/json");
+    HttpResponse<Buffer> resp = http.send(r, body == null ? null : body.getBytes(StandardCharsets.UTF_8));
+    SimpleRequest.Builder req = new SimpleRequest.Builder(Request.Method.valueOf(method), path);
+    if (query != null) {
+      for (String kv : query.split("&")) {
+        String[] p = kv.split("=", 2);
+        req.withQueryParam(p[0], p[1]);
+      }
+    }
+    if (bearer != null) req.withHeader("Authorization", "Bearer " + bearer);
+    if (body != null) req.withContentType("application/json").withBody(body);
+    SimpleResponse.Builder res = SimpleResponse.Builder.status(resp.statusCode());
+    resp.headers().forEach(h -> res.withHeader(h.getKey(), h.getValue()));
+    if (resp.body() != null) res.withBody(resp.bodyAsString());
+    boolean problem = resp.statusCode() >= 400;
+    // a request that is wrong on purpose only has its answer checked
+    ValidationReport report = problem
+        ? validator.validateResponse(path, Request.Method.valueOf(method), res.build())
+        : validator.validate(req.build(), res.build());
+    for (ValidationReport.Message m : report.getMessages()) {
+      if (m.getLevel() == ValidationReport.Level.ERROR) {
+        findings.add(method + " " + path + " -> " + resp.statusCode() + ": " + m.getKey() + " " + m.getMessage());
+      }
+    }
+    assertTrue(resp.statusCode() < 500, method + " " + path + " -> " + resp.statusCode() + " " + resp.bodyAsString());
+    String type = resp.getHeader("Content-Type");
+    return type != null && type.contains("json") ? resp.bodyAsJsonObject() : null;
+  }
+}
