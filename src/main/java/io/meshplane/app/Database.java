@@ -227,12 +227,32 @@ public final class Database implements AutoCloseable {
 
   /**
    * True when a failure to reach the database is one that waiting will not fix: the server answered
-   * and refused the credentials, the database does not exist, or the user lacks a privilege. Anything
-   * else (refused or timed-out connections, a server starting up or shutting down) is worth retrying.
+   * and refused the credentials, the database does not exist, or the user lacks a privilege.
    */
   public static boolean isFatal(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
       if (c instanceof SQLException sql && sql.getSQLState() != null && FATAL_STATES.contains(sql.getSQLState())) return true;
+    }
+    return false;
+  }
+
+  /**
+   * True when the database could not be reached (yet): the connection was refused, timed out or
+   * broke, the host name does not resolve (yet), or the server is starting, shutting down or out of
+   * connections. Worth retrying; anything else (a migration that fails, a checksum that does not
+   * match) is not.
+   */
+  public static boolean isUnreachable(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof SQLException sql && sql.getSQLState() != null) {
+        String state = sql.getSQLState();
+        if (state.startsWith("08") || state.startsWith("57P") || state.startsWith("53")) return true;
+      }
+      if (c instanceof java.net.ConnectException || c instanceof java.net.UnknownHostException
+          || c instanceof java.net.SocketTimeoutException || c instanceof java.net.NoRouteToHostException
+          || c instanceof java.io.EOFException) {
+        return true;
+      }
     }
     return false;
   }

@@ -24,6 +24,7 @@ import io.meshplane.heartbeat.StalenessMonitor;
 import io.meshplane.heartbeat.WriteBehindVerticle;
 import io.meshplane.http.ApiError;
 import io.meshplane.http.Cursors;
+import io.meshplane.http.DatabaseFailures;
 import io.meshplane.http.HttpVerticle;
 import io.meshplane.http.Routers;
 import io.meshplane.node.EventRoutes;
@@ -313,6 +314,10 @@ public final class Meshplane implements AutoCloseable {
         if (Database.isFatal(e)) {
           throw new ConfigException("PostgreSQL refused this replica (" + rootMessage(e)
               + "); check postgres.url (env MESH_PG_URL): user, password and database name");
+        }
+        // JDBC (migrations) and the reactive client (denylist) say "unreachable" in their own ways
+        if (!Database.isUnreachable(e) && !DatabaseFailures.isUnavailable(e)) {
+          throw new IllegalStateException(what + " failed: " + rootMessage(e), e);
         }
         waitingFor = "not reachable yet (" + what + ", attempt " + n + "): " + rootMessage(e);
         LOG.warn("PostgreSQL: {}; retrying in {} ms", waitingFor, wait);
