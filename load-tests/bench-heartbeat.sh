@@ -6,7 +6,10 @@
 #   3. measures /healthz (the ceiling), heartbeats at full speed (wrk + heartbeat.lua, every request
 #      a different node with its own token), /healthz again, then heartbeats at a fixed rate (~5,000/s);
 #   4. reads PostgreSQL's row-update counter of table nodes around both heartbeat runs (write
-#      amplification) and the service's /metrics.
+#      amplification) and the service's /metrics;
+#   5. per run, the service's own CPU time and the bytes it allocated (between full GCs made with
+#      jcmd right before and after the run), divided by the requests: figures that do not move with
+#      the machine's noisy ceiling the way req/s does.
 # Targets (the issue): heartbeat req/s >= 50 % of /healthz; p99 < 25 ms at 5,000 heartbeats/s;
 # zero errors; row writes/s <= NODES / flush interval whatever the heartbeat rate.
 #
@@ -69,7 +72,7 @@ source "$SCRIPT_DIR/bench-lib.sh"
 
 [[ -f "$JAR_ARG" ]] || die "jar not found: $JAR_ARG (build it with: mvn -B -q package -DskipTests)"
 [[ "$NODES" =~ ^[0-9]+$ && "$NODES" -ge 1 ]] || die "NODES must be a positive number"
-for c in java curl python3 psql; do command -v "$c" >/dev/null || die "$c not found on PATH"; done
+for c in java curl python3 psql jcmd; do command -v "$c" >/dev/null || die "$c not found on PATH"; done
 
 # --- wrk: install only when missing -------------------------------------------------------------
 if ! command -v wrk >/dev/null 2>&1; then
@@ -183,7 +186,9 @@ PG_PIDFILE="$WORK/data/postgres/postmaster.pid"
 [[ -f "$PG_PIDFILE" ]] || die "no $PG_PIDFILE: is the embedded PostgreSQL in use?"
 PG_PORT="$(sed -n 4p "$PG_PIDFILE" | tr -d '[:space:]')"
 [[ "$PG_PORT" =~ ^[0-9]+$ ]] || die "cannot read the PostgreSQL port from $PG_PIDFILE"
-pg() { PGCONNECT_TIMEOUT=5 timeout 15 psql -X -q -A -t -h "$HOST" -p "$PG_PORT" -U postgres -d postgres -c "$1"; }
+# the embedded PostgreSQL takes the generated secret beside its data folder (password authentication)
+PG_SECRET="$(cat "$WORK/data/postgres.secret" 2>/dev/null || true)"
+pg() { PGPASSWORD="$PG_SECRET" PGCONNECT_TIMEOUT=5 timeout 15 psql -X -q -A -t -h "$HOST" -p "$PG_PORT" -U postgres -d postgres -c "$1"; }
 PG_VERSION="$(pg 'SHOW server_version' 2>&1)" || die "psql to the embedded PostgreSQL failed: $PG_VERSION"
 # row updates of table nodes (the write-behind's UPDATEs; HOT or not, each is one row write)
 nodes_upd() { pg "SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = 'nodes'"; }
@@ -257,13 +262,23 @@ wait_quiet() { # waits (bounded) until the machine is quiet apart from the idle 
   done
 }
 declare -A CPU_NOTE
+declare -A PER_REQUEST # name -> "service CPU ticks, bytes allocated" of the run
+allocated() { # bytes the service JVM has allocated so far, exact as of a full GC made now (jcmd GC.run):
+  # Micrometer's jvm_gc_memory_allocated_bytes_total counts young-generation growth at each GC, so
+  # with a GC right before and right after a run its difference is what the run allocated
+  jcmd "$SERVICE_PID" GC.run >/dev/null 2>&1 || true
+  curl -s --max-time 10 "$BASE/metrics" | awk '$1 == "jvm_gc_memory_allocated_bytes_total" {printf "%.0f", $2; f = 1} END {if (!f) print 0}'
+}
 run_measured() { # run_measured NAME DURATION CONNECTIONS PATH [wrk args...]: a measured run with CPU accounting
   local name="$1"; shift
-  local m0 t0 s0 c0 m1 t1 s1 p c1
+  local m0 t0 s0 c0 m1 t1 s1 p c1 a0 a1
+  a0="$(allocated)"
   snap_children; c0="$(children_secs)"; read -r m0 t0 < <(cpu_machine); s0="$(cpu_service)"; pg_ticks >"$WORK/pg-ticks.txt"
   run_wrk "$WORK/$name.txt" "$@"
   service_gone
   read -r m1 t1 < <(cpu_machine); s1="$(cpu_service)"; p="$(cpu_postgres_since "$WORK/pg-ticks.txt")"; snap_children; c1="$(children_secs)"
+  a1="$(allocated)"
+  PER_REQUEST[$name]="$((s1 - s0)) $((a1 - a0))"
   # cores used on average during the run: machine busy, service JVM, PostgreSQL, wrk, everything else
   CPU_NOTE[$name]="$(awk -v m="$((m1 - m0))" -v t="$((t1 - t0))" -v s="$((s1 - s0))" -v p="$p" \
     -v c0="$c0" -v c1="$c1" -v hz="$CLK_TCK" -v n="$NPROC" 'BEGIN {
@@ -454,6 +469,23 @@ for f in healthz-1 heartbeat healthz-2 fixed; do
   printf '| %-22s | %9s | %8s | %8s | %8s | %7s | %-13s | %-40s |\n' "$label" "$(req_s "$WORK/$f.txt")" \
     "$(total_req "$WORK/$f.txt")" "$(pct "$WORK/$f.txt" 50%)" "$(pct "$WORK/$f.txt" 99%)" \
     "$(non2xx "$WORK/$f.txt")" "${se:-none}" "$busy / $svc / $pgc / $wrkc / $oth ($flag)"
+done
+echo
+
+echo "Per request, the service JVM's own work (deterministic figures: they do not move with the ceiling the way req/s"
+echo "does). CPU: utime+stime of the service over the run / requests. Allocated: jvm_gc_memory_allocated_bytes_total"
+echo "between full GCs made right before and after the run / requests (the background work of the run, such as"
+echo "the write-behind and the staleness scan, is included in both):"
+printf '| %-22s | %8s | %15s | %20s |\n' run requests "CPU us/request" "bytes alloc/request"
+printf '|%s|%s|%s|%s|\n' "------------------------" "----------" "-----------------" "----------------------"
+for f in healthz-1 heartbeat healthz-2 fixed; do
+  case "$f" in
+    healthz-1) label="/healthz (1st)" ;; heartbeat) label="heartbeat, full speed" ;;
+    healthz-2) label="/healthz (2nd)" ;; fixed) label="heartbeat, fixed rate" ;;
+  esac
+  read -r ticks bytes <<<"${PER_REQUEST[$f]}"
+  awk -v l="$label" -v n="$(total_req "$WORK/$f.txt")" -v t="$ticks" -v b="$bytes" -v hz="$CLK_TCK" 'BEGIN {
+    printf "| %-22s | %8d | %15.1f | %20.0f |\n", l, n, (n > 0 ? t / hz * 1e6 / n : 0), (n > 0 ? b / n : 0) }'
 done
 echo
 
