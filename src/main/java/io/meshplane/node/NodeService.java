@@ -1,5 +1,7 @@
 package io.meshplane.node;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.meshplane.audit.AuditEvent;
 import io.meshplane.audit.AuditLog;
 import io.meshplane.auth.Denylist;
@@ -29,6 +31,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Enrollment, inventory and deprovisioning (SPEC §4). Records live in PostgreSQL; reads overlay the
@@ -39,9 +43,10 @@ public final class NodeService {
   private static final Pattern NAME_PREFIX = Pattern.compile("^[a-z0-9-]{1,63}$");
   private static final Set<String> STATUSES = Set.of("pending", "online", "stale");
 
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(NodeService.class);
-  private final com.github.benmanes.caffeine.cache.Cache<String, Boolean> unreadableLogged =
-      com.github.benmanes.caffeine.cache.Caffeine.newBuilder().maximumSize(10_000).expireAfterWrite(Duration.ofHours(1)).build();
+  private static final Logger LOG = LoggerFactory.getLogger(NodeService.class);
+  /** Nodes whose unreadable telemetry was logged in the last hour (one line per node, not per read). */
+  private final Cache<String, Boolean> unreadableLogged =
+      Caffeine.newBuilder().maximumSize(10_000).expireAfterWrite(Duration.ofHours(1)).build();
   private final Pool pool;
   private final NodeRepository nodes;
   private final TokenRepository tokenRepository;
@@ -186,7 +191,7 @@ public final class NodeService {
     JsonObject t = Telemetry.read(text);
     if (t != null) return t;
     if (unreadableLogged.asMap().putIfAbsent(id, Boolean.TRUE) == null) {
-      LOG.warn("[node: {}] stored telemetry cannot be read within the telemetry bounds; shown as {{}} until the next heartbeat", id);
+      LOG.warn("[node: {}] stored telemetry cannot be read within the telemetry bounds; shown as an empty object until the next heartbeat", id);
     }
     return new JsonObject();
   }
