@@ -123,7 +123,7 @@ public final class Main {
 
     @Override
     public Integer call() {
-      io.meshplane.http.Fields f = new io.meshplane.http.Fields();
+      io.meshplane.common.Fields f = new io.meshplane.common.Fields();
       io.vertx.core.json.JsonObject in = new io.vertx.core.json.JsonObject()
           .put("name", name).put("team", team).put("environment", environment);
       f.label(in, "name", "--name", 64);
@@ -133,14 +133,14 @@ public final class Main {
       if (s == null || s == io.meshplane.auth.Surface.AGENT) f.error("--surface", "must be admin, operator, enrollment, pipeline or monitoring");
       java.time.Instant until;
       try {
-        until = java.time.Instant.now().plus(io.meshplane.app.Durations.parse(expires));
+        until = java.time.Instant.now().plus(io.meshplane.common.Durations.parse(expires));
       } catch (IllegalArgumentException notADuration) {
         until = f.parseTimestamp(expires, "--expires");
       }
       if (!f.ok()) {
         try {
           f.check();
-        } catch (io.meshplane.http.ApiError e) {
+        } catch (io.meshplane.common.Refusal e) {
           throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
       }

@@ -1,5 +1,7 @@
 package io.meshplane.app;
 
+import io.meshplane.common.Durations;
+
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;

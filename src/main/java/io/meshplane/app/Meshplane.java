@@ -1,5 +1,9 @@
 package io.meshplane.app;
 
+import io.meshplane.common.Durations;
+
+import io.meshplane.common.Blocking;
+
 import com.hazelcast.core.HazelcastInstance;
 import io.meshplane.audit.AuditLog;
 import io.meshplane.audit.AuditRoutes;
@@ -22,7 +26,7 @@ import io.meshplane.heartbeat.Quarantine;
 import io.meshplane.heartbeat.Staleness;
 import io.meshplane.heartbeat.StalenessMonitor;
 import io.meshplane.heartbeat.WriteBehindVerticle;
-import io.meshplane.http.ApiError;
+import io.meshplane.common.Refusal;
 import io.meshplane.http.Cursors;
 import io.meshplane.http.DatabaseFailures;
 import io.meshplane.http.HttpVerticle;
@@ -418,7 +422,7 @@ public final class Meshplane implements AutoCloseable {
     Routers.openApi(router, OPENAPI_PATH, openApi);
     router.route("/v1/*").handler(ctx -> {
       ctx.response().putHeader("Retry-After", "5");
-      ctx.fail(ApiError.unavailable("this replica is starting (" + (services == null ? "waiting for PostgreSQL" : "almost ready")
+      ctx.fail(Refusal.unavailable("this replica is starting (" + (services == null ? "waiting for PostgreSQL" : "almost ready")
           + "); retry"));
     });
     return router;

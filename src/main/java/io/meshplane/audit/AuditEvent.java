@@ -1,6 +1,6 @@
 package io.meshplane.audit;
 
-import io.meshplane.http.Times;
+import io.meshplane.common.Times;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
 

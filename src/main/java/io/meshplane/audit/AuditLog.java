@@ -1,9 +1,9 @@
 package io.meshplane.audit;
 
 import io.meshplane.auth.Principal;
-import io.meshplane.http.Ids;
+import io.meshplane.common.Ids;
 import io.meshplane.http.RequestIds;
-import io.meshplane.http.Times;
+import io.meshplane.common.Times;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.vertx.core.Future;

@@ -5,9 +5,9 @@ import static io.vertx.core.http.HttpMethod.GET;
 import io.meshplane.auth.Permission;
 import io.meshplane.auth.Principal;
 import io.meshplane.auth.SecuredRoutes;
-import io.meshplane.http.ApiError;
+import io.meshplane.common.Refusal;
 import io.meshplane.http.Cursors;
-import io.meshplane.http.Fields;
+import io.meshplane.common.Fields;
 import io.meshplane.http.Page;
 import io.meshplane.http.Responses;
 import io.vertx.core.Future;
@@ -61,7 +61,7 @@ public final class AuditRoutes {
         afterAt = Instant.parse(page.afterPart(0)).atOffset(ZoneOffset.UTC);
         afterId = page.afterPart(1);
       } catch (RuntimeException e) {
-        throw ApiError.invalid("cursor", "is not a cursor returned by this API");
+        throw Refusal.invalid("cursor", "is not a cursor returned by this API");
       }
     }
     Tuple args = Tuple.from(new Object[] {caller.scope().team(), caller.scope().environment(), actor, action,

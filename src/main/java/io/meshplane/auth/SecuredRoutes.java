@@ -2,8 +2,8 @@ package io.meshplane.auth;
 
 import io.meshplane.audit.AuditEvent;
 import io.meshplane.audit.AuditLog;
-import io.meshplane.http.ApiError;
-import io.meshplane.http.Ids;
+import io.meshplane.common.Refusal;
+import io.meshplane.common.Ids;
 import io.vertx.core.Future;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpMethod;
@@ -71,7 +71,7 @@ public final class SecuredRoutes {
     }
     verified.onComplete(ar -> {
       if (ar.failed()) {
-        if (ar.cause() instanceof ApiError e && "token_revoked".equals(e.code())) {
+        if (ar.cause() instanceof Refusal e && "token_revoked".equals(e.code())) {
           Principal known = verifier.attributable(authorization);
           if (known != null) {
             audit.deniedRepeatable(denial(ctx, d, known)).onComplete(x -> ctx.fail(e));
@@ -83,7 +83,7 @@ public final class SecuredRoutes {
       }
       Principal caller = ar.result();
       if (d.permission() != null && !caller.may(d.permission())) {
-        audit.denied(denial(ctx, d, caller)).onComplete(x -> ctx.fail(ApiError.forbidden(
+        audit.denied(denial(ctx, d, caller)).onComplete(x -> ctx.fail(Refusal.forbidden(
             "the " + caller.scope().surface().wire + " surface does not grant " + d.permission().wire)));
         return;
       }

@@ -1,12 +1,12 @@
 package io.meshplane.auth;
 
-import io.meshplane.app.Blocking;
+import io.meshplane.common.Blocking;
 import io.meshplane.app.Database;
 import io.meshplane.app.MeshConfig;
 import io.meshplane.audit.AuditEvent;
 import io.meshplane.audit.AuditLog;
-import io.meshplane.http.Ids;
-import io.meshplane.http.Times;
+import io.meshplane.common.Ids;
+import io.meshplane.common.Times;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.time.Duration;

@@ -1,7 +1,7 @@
 package io.meshplane.auth;
 
-import io.meshplane.http.Ids;
-import io.meshplane.http.Times;
+import io.meshplane.common.Ids;
+import io.meshplane.common.Times;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.SqlClient;
 import java.time.Instant;

@@ -1,7 +1,7 @@
 package io.meshplane.auth;
 
 import io.meshplane.http.Page;
-import io.meshplane.app.Sql;
+import io.meshplane.common.Sql;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;

@@ -4,14 +4,14 @@ import static io.vertx.core.http.HttpMethod.DELETE;
 import static io.vertx.core.http.HttpMethod.GET;
 import static io.vertx.core.http.HttpMethod.POST;
 
-import io.meshplane.http.ApiError;
+import io.meshplane.common.Refusal;
 import io.meshplane.http.Cursors;
-import io.meshplane.http.Ids;
+import io.meshplane.common.Ids;
 import io.meshplane.http.JsonBodies;
 import io.meshplane.http.Page;
 import io.meshplane.http.Params;
 import io.meshplane.http.Responses;
-import io.meshplane.http.Times;
+import io.meshplane.common.Times;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.vertx.core.Future;
@@ -97,7 +97,7 @@ public final class TokenRoutes {
   /** A token id from the path; one that cannot be an id is simply not found. */
   private static String tokenId(RoutingContext ctx) {
     String id = ctx.pathParam("id");
-    if (!Ids.looksLike("tok", id)) throw ApiError.notFound("no token " + id);
+    if (!Ids.looksLike("tok", id)) throw Refusal.notFound("no token " + id);
     return id;
   }
 

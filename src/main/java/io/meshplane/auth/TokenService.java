@@ -1,12 +1,12 @@
 package io.meshplane.auth;
 
-import io.meshplane.app.Durations;
+import io.meshplane.common.Durations;
 import io.meshplane.audit.AuditEvent;
 import io.meshplane.audit.AuditLog;
-import io.meshplane.http.ApiError;
-import io.meshplane.http.Fields;
+import io.meshplane.common.Refusal;
+import io.meshplane.common.Fields;
 import io.meshplane.http.Page;
-import io.meshplane.http.Times;
+import io.meshplane.common.Times;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
@@ -85,12 +85,12 @@ public final class TokenService {
 
   /** 403 unless {@code caller} may mint a token of {@code scope}. */
   public static void checkGrant(Principal caller, Scope scope) {
-    if (scope.surface() == Surface.AGENT) throw ApiError.forbidden("agent tokens are issued to nodes at enrollment only");
+    if (scope.surface() == Surface.AGENT) throw Refusal.forbidden("agent tokens are issued to nodes at enrollment only");
     if (!caller.scope().contains(scope)) {
-      throw ApiError.forbidden("a new token's team and environment must lie inside yours ('*' is granted only by '*')");
+      throw Refusal.forbidden("a new token's team and environment must lie inside yours ('*' is granted only by '*')");
     }
     if (scope.surface() == Surface.ADMIN && caller.scope().surface() != Surface.ADMIN) {
-      throw ApiError.forbidden("only an admin token can create an admin token");
+      throw Refusal.forbidden("only an admin token can create an admin token");
     }
   }
 
@@ -98,7 +98,7 @@ public final class TokenService {
     CreateRequest req = parseCreate(body);
     try {
       checkGrant(caller, req.scope());
-    } catch (ApiError denied) {
+    } catch (Refusal denied) {
       return audit.denied(AuditLog.event(ctx, caller, "token.create", "token", null, AuditEvent.DENIED,
           caller.scope().team(), caller.scope().environment())).compose(v -> Future.failedFuture(denied));
     }
@@ -109,7 +109,7 @@ public final class TokenService {
 
   public Future<TokenRecord> get(Principal caller, String id) {
     return repository.find(pool, caller.scope(), id, false).map(t -> {
-      if (t == null) throw ApiError.notFound("no token " + id);
+      if (t == null) throw Refusal.notFound("no token " + id);
       return t;
     });
   }
@@ -130,9 +130,9 @@ public final class TokenService {
   public Future<Void> revoke(RoutingContext ctx, Principal caller, String id) {
     Instant now = Times.now();
     return pool.withTransaction(tx -> repository.find(tx, caller.scope(), id, true).compose(t -> {
-      if (t == null) return Future.failedFuture(ApiError.notFound("no token " + id));
+      if (t == null) return Future.failedFuture(Refusal.notFound("no token " + id));
       if (t.scope().surface() == Surface.ADMIN && caller.scope().surface() != Surface.ADMIN) {
-        ApiError denied = ApiError.forbidden("only an admin can revoke an admin token");
+        Refusal denied = Refusal.forbidden("only an admin can revoke an admin token");
         return audit.denied(AuditLog.event(ctx, caller, "token.revoke", "token", id, AuditEvent.DENIED,
             caller.scope().team(), caller.scope().environment())).compose(v -> Future.failedFuture(denied));
       }
@@ -171,16 +171,16 @@ public final class TokenService {
     RotateRequest req = parseRotate(body);
     Instant now = Times.now();
     return pool.withTransaction(tx -> repository.find(tx, caller.scope(), id, true).compose(old -> {
-      if (old == null) return Future.failedFuture(ApiError.notFound("no token " + id));
+      if (old == null) return Future.failedFuture(Refusal.notFound("no token " + id));
       try {
         checkGrant(caller, old.scope());
-      } catch (ApiError denied) {
+      } catch (Refusal denied) {
         return audit.denied(AuditLog.event(ctx, caller, "token.rotate", "token", id, AuditEvent.DENIED,
             caller.scope().team(), caller.scope().environment())).compose(v -> Future.failedFuture(denied));
       }
-      if (old.revokedAt() != null) return Future.failedFuture(ApiError.conflict("token " + id + " is revoked"));
-      if (old.rotatedTo() != null) return Future.failedFuture(ApiError.conflict("token " + id + " was already rotated to " + old.rotatedTo()));
-      if (!old.activeAt(now)) return Future.failedFuture(ApiError.conflict("token " + id + " has expired"));
+      if (old.revokedAt() != null) return Future.failedFuture(Refusal.conflict("token " + id + " is revoked"));
+      if (old.rotatedTo() != null) return Future.failedFuture(Refusal.conflict("token " + id + " was already rotated to " + old.rotatedTo()));
+      if (!old.activeAt(now)) return Future.failedFuture(Refusal.conflict("token " + id + " has expired"));
       Instant retireAt = now.plus(req.retireOldIn());
       if (retireAt.isAfter(old.expiresAt())) retireAt = old.expiresAt();
       Instant finalRetire = retireAt;

@@ -1,8 +1,8 @@
 package io.meshplane.auth;
 
-import io.meshplane.http.ApiError;
-import io.meshplane.http.Fields;
-import io.meshplane.http.Ids;
+import io.meshplane.common.Refusal;
+import io.meshplane.common.Fields;
+import io.meshplane.common.Ids;
 import io.meshplane.observe.MeshMetrics;
 import io.micrometer.core.instrument.Counter;
 import io.vertx.core.Future;
@@ -47,7 +47,7 @@ public final class TokenVerifier {
   /** Verifies a request's {@code Authorization} header value. */
   public Future<Principal> verifyHeader(String authorization) {
     if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
-      return fail("missing", ApiError.unauthenticated("an Authorization: Bearer <token> header is required"));
+      return fail("missing", Refusal.unauthenticated("an Authorization: Bearer <token> header is required"));
     }
     return verify(authorization.substring(7).trim());
   }
@@ -55,46 +55,46 @@ public final class TokenVerifier {
   public Future<Principal> verify(String jwt) {
     Principal cached = cache.get(jwt);
     if (cached != null) return admit(cached, jwt);
-    if (jwt.isEmpty() || jwt.length() > MAX_TOKEN_LENGTH) return fail("malformed", ApiError.unauthenticated("the bearer token is not a JWT"));
+    if (jwt.isEmpty() || jwt.length() > MAX_TOKEN_LENGTH) return fail("malformed", Refusal.unauthenticated("the bearer token is not a JWT"));
     String[] parts = jwt.split("\\.", -1);
-    if (parts.length != 3 || !canonical(parts[2])) return fail("malformed", ApiError.unauthenticated("the bearer token is not a JWT"));
+    if (parts.length != 3 || !canonical(parts[2])) return fail("malformed", Refusal.unauthenticated("the bearer token is not a JWT"));
     if (!Jwts.canonicalSignature(decodeCanonical(parts[2]))) {
-      return fail("bad_signature", ApiError.unauthenticated("the token's signature is not valid"));
+      return fail("bad_signature", Refusal.unauthenticated("the token's signature is not valid"));
     }
     JsonObject header;
     try {
       header = new JsonObject(new String(decodeCanonical(parts[0]), StandardCharsets.UTF_8));
     } catch (RuntimeException e) {
-      return fail("malformed", ApiError.unauthenticated("the bearer token is not a JWT"));
+      return fail("malformed", Refusal.unauthenticated("the bearer token is not a JWT"));
     }
     // Pin the algorithm before anything else: no "none", no HMAC keyed with a public key.
     if (!Jwts.ALGORITHM.equals(header.getValue("alg"))) {
-      return fail("bad_algorithm", ApiError.unauthenticated("the token's algorithm is not accepted"));
+      return fail("bad_algorithm", Refusal.unauthenticated("the token's algorithm is not accepted"));
     }
     Object kid = header.getValue("kid");
     if (!(kid instanceof String k) || !jwts.knowsKid(k)) {
-      return fail("unknown_key", ApiError.unauthenticated("the token was not signed by a key of this mesh"));
+      return fail("unknown_key", Refusal.unauthenticated("the token was not signed by a key of this mesh"));
     }
     // Claims that must be numbers are checked before the library sees them (it trusts their types).
     JsonObject payload;
     try {
       payload = new JsonObject(new String(decodeCanonical(parts[1]), StandardCharsets.UTF_8));
     } catch (RuntimeException e) {
-      return fail("malformed", ApiError.unauthenticated("the bearer token is not a JWT"));
+      return fail("malformed", Refusal.unauthenticated("the bearer token is not a JWT"));
     }
     for (String claim : new String[] {"exp", "nbf", "iat"}) {
       Object v = payload.getValue(claim);
       if ((v == null && claim.equals("exp")) || (v != null && !(v instanceof Number))) {
-        return fail("invalid_claims", ApiError.unauthenticated("the token's claims are not valid"));
+        return fail("invalid_claims", Refusal.unauthenticated("the token's claims are not valid"));
       }
     }
     return jwts.verifySignature(jwt)
-        .recover(t -> fail("bad_signature", ApiError.unauthenticated("the token's signature is not valid")))
+        .recover(t -> fail("bad_signature", Refusal.unauthenticated("the token's signature is not valid")))
         .compose(claims -> {
           Principal p;
           try {
             p = fromClaims(claims);
-          } catch (ApiError e) {
+          } catch (Refusal e) {
             return Future.failedFuture(e);
           }
           remember(jwt, p);
@@ -123,14 +123,14 @@ public final class TokenVerifier {
   }
 
   private Principal fromClaims(JsonObject c) {
-    if (!jwts.issuer().equals(c.getValue("iss"))) throw failNow("wrong_issuer", ApiError.unauthenticated("the token was issued for another mesh"));
+    if (!jwts.issuer().equals(c.getValue("iss"))) throw failNow("wrong_issuer", Refusal.unauthenticated("the token was issued for another mesh"));
     Object aud = c.getValue("aud");
     boolean audOk = jwts.audience().equals(aud) || (aud instanceof JsonArray a && a.contains(jwts.audience()));
-    if (!audOk) throw failNow("wrong_audience", ApiError.unauthenticated("the token is not meant for this API"));
+    if (!audOk) throw failNow("wrong_audience", Refusal.unauthenticated("the token is not meant for this API"));
     long nowSec = System.currentTimeMillis() / 1000;
-    if (!(c.getValue("exp") instanceof Number exp)) throw failNow("invalid_claims", ApiError.unauthenticated("the token has no expiry"));
+    if (!(c.getValue("exp") instanceof Number exp)) throw failNow("invalid_claims", Refusal.unauthenticated("the token has no expiry"));
     if (c.getValue("nbf") instanceof Number nbf && nbf.longValue() > nowSec + LEEWAY_SECONDS) {
-      throw failNow("not_yet_valid", ApiError.unauthenticated("the token is not valid yet"));
+      throw failNow("not_yet_valid", Refusal.unauthenticated("the token is not valid yet"));
     }
     String jti = c.getValue("jti") instanceof String s ? s : null;
     String team = c.getValue("team") instanceof String s ? s : null;
@@ -139,11 +139,11 @@ public final class TokenVerifier {
     String name = c.getValue("name") instanceof String s ? s : "";
     String sub = c.getValue("sub") instanceof String s ? s : null;
     if (!Ids.looksLike("tok", jti) || surface == null || !validScopePart(team) || !validScopePart(env)) {
-      throw failNow("invalid_claims", ApiError.unauthenticated("the token's claims are not valid"));
+      throw failNow("invalid_claims", Refusal.unauthenticated("the token's claims are not valid"));
     }
     String nodeId = surface == Surface.AGENT ? sub : null;
     if (surface == Surface.AGENT && !Ids.looksLike("nd", nodeId)) {
-      throw failNow("invalid_claims", ApiError.unauthenticated("the token's claims are not valid"));
+      throw failNow("invalid_claims", Refusal.unauthenticated("the token's claims are not valid"));
     }
     return new Principal(jti, name, new Scope(team, env, surface), exp.longValue() * 1000, nodeId);
   }
@@ -161,12 +161,12 @@ public final class TokenVerifier {
     long now = System.currentTimeMillis();
     if (now >= p.expiresAtMillis()) {
       cache.remove(jwt);
-      return fail("expired", new ApiError(401, "token_expired", "the token has expired"));
+      return fail("expired", new Refusal(Refusal.Kind.UNAUTHENTICATED, "token_expired", "the token has expired"));
     }
     Denylist.Entry denied = denylist.lookup(p.tokenId());
     if (denied != null) {
-      if (denied.revoked()) return fail("revoked", new ApiError(401, "token_revoked", "the token has been revoked"));
-      if (now >= denied.notAfterMillis()) return fail("expired", new ApiError(401, "token_expired", "the token was retired by a rotation"));
+      if (denied.revoked()) return fail("revoked", new Refusal(Refusal.Kind.UNAUTHENTICATED, "token_revoked", "the token has been revoked"));
+      if (now >= denied.notAfterMillis()) return fail("expired", new Refusal(Refusal.Kind.UNAUTHENTICATED, "token_expired", "the token was retired by a rotation"));
     }
     // Agent tokens are never shown through the API (their last use is the node's heartbeat): recording
     // them would cost one tokens-row write per heartbeat, a fleet's whole heartbeat rate in PostgreSQL.
@@ -189,12 +189,12 @@ public final class TokenVerifier {
     return cache.get(authorization.substring(7).trim());
   }
 
-  private <T> Future<T> fail(String reason, ApiError error) {
+  private <T> Future<T> fail(String reason, Refusal error) {
     failures.get(reason).increment();
     return Future.failedFuture(error);
   }
 
-  private ApiError failNow(String reason, ApiError error) {
+  private Refusal failNow(String reason, Refusal error) {
     failures.get(reason).increment();
     return error;
   }

@@ -1,7 +1,7 @@
 package io.meshplane.heartbeat;
 
-import io.meshplane.http.Fields;
-import io.meshplane.http.Ids;
+import io.meshplane.common.Fields;
+import io.meshplane.common.Ids;
 import io.meshplane.node.NodeFormats;
 import io.meshplane.node.Telemetry;
 import io.vertx.core.json.JsonArray;

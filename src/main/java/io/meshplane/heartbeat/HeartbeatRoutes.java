@@ -6,9 +6,9 @@ import io.meshplane.audit.AuditEvent;
 import io.meshplane.audit.AuditLog;
 import io.meshplane.auth.Permission;
 import io.meshplane.auth.SecuredRoutes;
-import io.meshplane.http.ApiError;
+import io.meshplane.common.Refusal;
 import io.meshplane.http.JsonBodies;
-import io.meshplane.http.Times;
+import io.meshplane.common.Times;
 import io.meshplane.observe.MeshMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
@@ -29,8 +29,8 @@ public final class HeartbeatRoutes {
     api.route(POST, "/v1/nodes/{id}/heartbeat", Permission.HEARTBEAT, "node.heartbeat", "node", (ctx, caller) -> {
       String id = ctx.pathParam("id");
       if (!id.equals(caller.nodeId())) {
-        ApiError denied = ApiError.forbidden("this credential belongs to another node");
-        String target = io.meshplane.http.Ids.looksLike("nd", id) ? id : null;
+        Refusal denied = Refusal.forbidden("this credential belongs to another node");
+        String target = io.meshplane.common.Ids.looksLike("nd", id) ? id : null;
         return audit.deniedRepeatable(AuditLog.event(ctx, caller, "node.heartbeat", target == null ? null : "node", target, AuditEvent.DENIED,
             caller.scope().team(), caller.scope().environment())).compose(v -> Future.failedFuture(denied));
       }
@@ -39,7 +39,7 @@ public final class HeartbeatRoutes {
       LiveNode live = new LiveNode(now, true, orEmpty(hb.endpoints()), hb.publicKey() == null ? "" : hb.publicKey(),
           hb.relay() == null ? "" : hb.relay(), orEmpty(hb.routes()), hb.telemetry());
       return batcher.submit(id, live)
-          .recover(t -> Future.failedFuture(ApiError.unavailable("the live state could not be stored; retry")))
+          .recover(t -> Future.failedFuture(Refusal.unavailable("the live state could not be stored; retry")))
           .map(v -> {
             metrics.heartbeats.increment();
             // Everything after server_time is the same for every heartbeat of an idle fleet (until the

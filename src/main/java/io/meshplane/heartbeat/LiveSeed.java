@@ -1,7 +1,7 @@
 package io.meshplane.heartbeat;
 
 import com.hazelcast.map.IMap;
-import io.meshplane.app.Blocking;
+import io.meshplane.common.Blocking;
 import io.meshplane.node.NodeRecord;
 import io.meshplane.node.NodeRepository;
 import java.time.Duration;

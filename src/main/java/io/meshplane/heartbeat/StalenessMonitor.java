@@ -4,7 +4,7 @@ import com.hazelcast.cluster.Member;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.IMap;
 import com.hazelcast.query.Predicates;
-import io.meshplane.http.Ids;
+import io.meshplane.common.Ids;
 import io.meshplane.node.NodeRepository;
 import io.meshplane.observe.MeshMetrics;
 import io.vertx.core.Future;

@@ -1,5 +1,7 @@
 package io.meshplane.http;
 
+import io.meshplane.common.Refusal;
+
 import io.vertx.core.json.JsonArray;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -84,7 +86,7 @@ public final class Cursors {
     return java.util.Arrays.copyOf(full, TAG_BYTES);
   }
 
-  private static ApiError invalid() {
-    return ApiError.invalid("cursor", "is not a cursor this API returned for this list");
+  private static Refusal invalid() {
+    return Refusal.invalid("cursor", "is not a cursor this API returned for this list");
   }
 }

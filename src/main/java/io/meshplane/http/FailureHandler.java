@@ -1,5 +1,7 @@
 package io.meshplane.http;
 
+import io.meshplane.common.Refusal;
+
 import io.vertx.core.Handler;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.TooLongFrameException;
@@ -23,7 +25,7 @@ public final class FailureHandler implements Handler<RoutingContext> {
   @Override
   public void handle(RoutingContext ctx) {
     Throwable failure = ctx.failure();
-    if (failure instanceof ApiError e) {
+    if (failure instanceof Refusal e) {
       Problems.send(ctx, e);
       return;
     }
@@ -32,7 +34,7 @@ public final class FailureHandler implements Handler<RoutingContext> {
       return;
     }
     if (failure instanceof DecodeException) {
-      Problems.send(ctx, ApiError.invalid(StrictJson.BODY, "is not valid JSON"));
+      Problems.send(ctx, Refusal.invalid(StrictJson.BODY, "is not valid JSON"));
       return;
     }
     if (ctx.response().closed() || failure instanceof HttpClosedException) {
@@ -44,7 +46,7 @@ public final class FailureHandler implements Handler<RoutingContext> {
       LOG.info("[request: {}] malformed HTTP body framing from {}: {}", RequestIds.of(ctx), ctx.request().remoteAddress(),
           failure.getMessage());
       ctx.response().putHeader("Connection", "close");
-      Problems.send(ctx, ApiError.badRequest("the request body's HTTP framing is malformed"));
+      Problems.send(ctx, Refusal.badRequest("the request body's HTTP framing is malformed"));
       // Vert.x closes the connection right after this handler returns, and holds writes made while it
       // reads until the read completes: without a flush now the answer would be dropped with the socket.
       if (ctx.request().connection() instanceof VertxConnection connection) connection.flush();
@@ -52,7 +54,7 @@ public final class FailureHandler implements Handler<RoutingContext> {
     }
     if (failure != null && DatabaseFailures.isUnavailable(failure)) {
       LOG.warn("[request: {}] database unavailable: {}", RequestIds.of(ctx), failure.toString());
-      Problems.send(ctx, ApiError.unavailable("the database is unavailable; retry later"));
+      Problems.send(ctx, Refusal.unavailable("the database is unavailable; retry later"));
       return;
     }
     int status = ctx.statusCode();
@@ -79,17 +81,17 @@ public final class FailureHandler implements Handler<RoutingContext> {
 
   private static void byStatus(RoutingContext ctx, int status) {
     switch (status) {
-      case 400 -> Problems.send(ctx, ApiError.badRequest("the request is malformed"));
+      case 400 -> Problems.send(ctx, Refusal.badRequest("the request is malformed"));
       case 414 -> Problems.send(ctx, 414, "uri_too_long", "the request URI is too long", null);
       case 431 -> Problems.send(ctx, 431, "request_header_fields_too_large", "the request headers are too large", null);
-      case 401 -> Problems.send(ctx, ApiError.unauthenticated("a valid bearer token is required"));
-      case 403 -> Problems.send(ctx, ApiError.forbidden("not permitted"));
-      case 404 -> Problems.send(ctx, ApiError.notFound("no such resource: " + ctx.request().path()));
+      case 401 -> Problems.send(ctx, Refusal.unauthenticated("a valid bearer token is required"));
+      case 403 -> Problems.send(ctx, Refusal.forbidden("not permitted"));
+      case 404 -> Problems.send(ctx, Refusal.notFound("no such resource: " + ctx.request().path()));
       case 405 -> Problems.send(ctx, 405, "method_not_allowed",
           ctx.request().method() + " is not allowed on " + ctx.request().path(), null);
       case 413 -> Problems.send(ctx, 413, "payload_too_large", "the request body is larger than 64 KiB", null);
       case 415 -> Problems.send(ctx, 415, "unsupported_media_type", "request bodies must be sent as Content-Type: application/json", null);
-      case 503 -> Problems.send(ctx, ApiError.unavailable("a dependency is unavailable; retry later"));
+      case 503 -> Problems.send(ctx, Refusal.unavailable("a dependency is unavailable; retry later"));
       default -> {
         if (status >= 400 && status < 500) {
           Problems.send(ctx, status, "invalid_request", "the request cannot be served", null);

@@ -1,5 +1,7 @@
 package io.meshplane.http;
 
+import io.meshplane.common.Refusal;
+
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.vertx.core.Future;
@@ -92,7 +94,7 @@ public final class HttpVerticle extends VerticleBase {
   }
 
   private void handle(HttpServerRequest request) {
-    ApiError bad = RequestTarget.check(request.path(), request.query());
+    Refusal bad = RequestTarget.check(request.path(), request.query());
     if (bad == null) {
       router.handle(request);
       return;
@@ -105,16 +107,16 @@ public final class HttpVerticle extends VerticleBase {
   /** A request Netty could not decode: answered as a problem, logged in one line, and the connection closed. */
   private static void invalid(HttpServerRequest request) {
     Throwable cause = request.decoderResult().cause();
-    ApiError e;
+    Refusal e;
     if (cause instanceof TooLongHttpLineException) {
-      e = new ApiError(414, "uri_too_long", "the request line is longer than " + MAX_REQUEST_LINE + " bytes");
+      e = new Refusal(Refusal.Kind.URI_TOO_LONG, "uri_too_long", "the request line is longer than " + MAX_REQUEST_LINE + " bytes");
     } else if (cause instanceof TooLongHttpHeaderException) {
-      e = new ApiError(431, "request_header_fields_too_large", "the request headers are larger than " + MAX_HEADERS / 1024 + " KiB");
+      e = new Refusal(Refusal.Kind.HEADERS_TOO_LARGE, "request_header_fields_too_large", "the request headers are larger than " + MAX_HEADERS / 1024 + " KiB");
     } else {
-      e = ApiError.badRequest("the request is not valid HTTP/1.1");
+      e = Refusal.badRequest("the request is not valid HTTP/1.1");
     }
     String id = RequestIds.choose(null);
-    LOG.info("[request: {}] malformed HTTP request from {} answered {}: {}", id, request.remoteAddress(), e.status(),
+    LOG.info("[request: {}] malformed HTTP request from {} answered {}: {}", id, request.remoteAddress(), Problems.status(e.kind()),
         cause == null ? "unknown" : cause.getMessage());
     request.response().endHandler(v -> request.connection().close());
     request.response().putHeader("Connection", "close");

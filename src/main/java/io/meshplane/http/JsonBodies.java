@@ -1,5 +1,7 @@
 package io.meshplane.http;
 
+import io.meshplane.common.Refusal;
+
 import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
@@ -59,8 +61,8 @@ public final class JsonBodies {
     ctx.next();
   }
 
-  private static ApiError unsupported(String detail) {
-    return new ApiError(415, "unsupported_media_type", detail);
+  private static Refusal unsupported(String detail) {
+    return new Refusal(Refusal.Kind.UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", detail);
   }
 
   /** {@code application/json}, optionally with {@code charset=utf-8} (any case, quoted or not), and nothing else. */
@@ -85,7 +87,7 @@ public final class JsonBodies {
   /** The request's JSON object; 400 when the request had no body at all. */
   public static JsonObject required(RoutingContext ctx) {
     JsonObject o = ctx.get(KEY);
-    if (o == null) throw ApiError.invalid(StrictJson.BODY, "is required: send a JSON object");
+    if (o == null) throw Refusal.invalid(StrictJson.BODY, "is required: send a JSON object");
     return o;
   }
 }

@@ -1,5 +1,7 @@
 package io.meshplane.http;
 
+import io.meshplane.common.Refusal;
+
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
@@ -36,7 +38,7 @@ public record Page(int limit, List<String> after, Cursors cursors, String list) 
   /** Part {@code i} of the sort key to continue after; null on the first page. 400 if the cursor has fewer parts. */
   public String afterPart(int i) {
     if (after == null) return null;
-    if (i >= after.size()) throw ApiError.invalid("cursor", "is not a cursor this API returned for this list");
+    if (i >= after.size()) throw Refusal.invalid("cursor", "is not a cursor this API returned for this list");
     return after.get(i);
   }
 

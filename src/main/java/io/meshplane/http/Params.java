@@ -1,5 +1,7 @@
 package io.meshplane.http;
 
+import io.meshplane.common.Refusal;
+
 import io.vertx.ext.web.RoutingContext;
 
 /**
@@ -15,7 +17,7 @@ public final class Params {
     String raw = ctx.request().getParam(name);
     if (raw == null) return absent;
     long v = digits(raw);
-    if (v < min || v > max) throw ApiError.invalid(name, "must be a whole number from " + min + " to " + max);
+    if (v < min || v > max) throw Refusal.invalid(name, "must be a whole number from " + min + " to " + max);
     return (int) v;
   }
 
@@ -24,7 +26,7 @@ public final class Params {
     String v = ctx.request().getParam(name);
     if (v == null || v.equals("false")) return false;
     if (v.equals("true")) return true;
-    throw ApiError.invalid(name, "must be true or false");
+    throw Refusal.invalid(name, "must be true or false");
   }
 
   /** The value of 1-9 ASCII digits, or -1. */

@@ -1,5 +1,7 @@
 package io.meshplane.http;
 
+import io.meshplane.common.Refusal;
+
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;
@@ -13,8 +15,31 @@ public final class Problems {
 
   private Problems() {}
 
-  public static void send(RoutingContext ctx, ApiError error) {
-    send(ctx, error.status(), error.code(), error.getMessage(), error.errorsJson());
+  public static void send(RoutingContext ctx, Refusal error) {
+    send(ctx, status(error.kind()), error.code(), error.getMessage(), errors(error));
+  }
+
+  /** The one place a refusal's kind becomes an HTTP status (SPEC §2's table). */
+  public static int status(Refusal.Kind kind) {
+    return switch (kind) {
+      case INVALID -> 400;
+      case UNAUTHENTICATED -> 401;
+      case FORBIDDEN -> 403;
+      case NOT_FOUND -> 404;
+      case CONFLICT -> 409;
+      case TOO_LARGE -> 413;
+      case URI_TOO_LONG -> 414;
+      case UNSUPPORTED_MEDIA_TYPE -> 415;
+      case RATE_LIMITED -> 429;
+      case HEADERS_TOO_LARGE -> 431;
+      case UNAVAILABLE -> 503;
+    };
+  }
+
+  private static JsonArray errors(Refusal error) {
+    JsonArray a = new JsonArray();
+    for (Refusal.FieldError e : error.errors()) a.add(new JsonObject().put("field", e.field()).put("message", e.message()));
+    return a;
   }
 
   public static void send(RoutingContext ctx, int status, String code, String detail, JsonArray errors) {
@@ -29,8 +54,8 @@ public final class Problems {
   }
 
   /** For answers given outside the router (a malformed request line or target, see {@code HttpVerticle}). */
-  public static void send(HttpServerResponse response, String requestId, ApiError error) {
-    send(response, requestId, error.status(), error.code(), error.getMessage(), error.errorsJson());
+  public static void send(HttpServerResponse response, String requestId, Refusal error) {
+    send(response, requestId, status(error.kind()), error.code(), error.getMessage(), errors(error));
   }
 
   private static void send(HttpServerResponse response, String requestId, int status, String code, String detail, JsonArray errors) {

@@ -1,5 +1,7 @@
 package io.meshplane.http;
 
+import io.meshplane.common.Refusal;
+
 import java.util.HashSet;
 import java.util.Set;
 
@@ -19,10 +21,10 @@ public final class RequestTarget {
   private RequestTarget() {}
 
   /** The problem with this target, or null when it is acceptable. */
-  public static ApiError check(String path, String query) {
+  public static Refusal check(String path, String query) {
     if (path != null) {
       String why = component(path, 0, path.length(), false);
-      if (why != null) return ApiError.invalid(PATH, why);
+      if (why != null) return Refusal.invalid(PATH, why);
     }
     if (query == null || query.isEmpty()) return null;
     Set<String> seen = null;
@@ -34,16 +36,16 @@ public final class RequestTarget {
         int eq = query.indexOf('=', start);
         int nameEnd = eq < 0 || eq > end ? end : eq;
         String why = component(query, start, nameEnd, true);
-        if (why != null) return ApiError.invalid(QUERY, "a parameter name " + why);
+        if (why != null) return Refusal.invalid(QUERY, "a parameter name " + why);
         String name = decode(query, start, nameEnd);
-        if (name.isEmpty()) return ApiError.invalid(QUERY, "has a parameter without a name");
+        if (name.isEmpty()) return Refusal.invalid(QUERY, "has a parameter without a name");
         String field = printable(name) ? name : QUERY;
         if (nameEnd < end) {
           why = component(query, nameEnd + 1, end, true);
-          if (why != null) return ApiError.invalid(field, why);
+          if (why != null) return Refusal.invalid(field, why);
         }
         if (seen == null) seen = new HashSet<>();
-        if (!seen.add(name)) return ApiError.invalid(field, "is given more than once");
+        if (!seen.add(name)) return Refusal.invalid(field, "is given more than once");
       }
       if (amp < 0) break;
       start = amp + 1;

@@ -1,5 +1,7 @@
 package io.meshplane.http;
 
+import io.meshplane.common.Refusal;
+
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -50,14 +52,14 @@ public final class StrictJson {
 
   private StrictJson() {}
 
-  /** Parses a request body that must be one JSON object. Throws {@link ApiError} (400) naming the field at fault. */
+  /** Parses a request body that must be one JSON object. Throws {@link Refusal} (400) naming the field at fault. */
   public static JsonObject parseObject(byte[] bytes) {
     Object v = parse(bytes);
-    if (!(v instanceof JsonObject o)) throw ApiError.invalid(BODY, "must be a JSON object");
+    if (!(v instanceof JsonObject o)) throw Refusal.invalid(BODY, "must be a JSON object");
     return o;
   }
 
-  /** Parses any JSON value (object, array, string, number, boolean or null). Throws {@link ApiError} (400). */
+  /** Parses any JSON value (object, array, string, number, boolean or null). Throws {@link Refusal} (400). */
   public static Object parse(byte[] bytes) {
     int bad = Utf8.firstInvalid(bytes, 0, bytes.length);
     if (bad >= 0) {
@@ -65,37 +67,37 @@ public final class StrictJson {
           : bad == 0 && bytes.length >= 3 && (bytes[0] & 0xff) == 0xEF && (bytes[1] & 0xff) == 0xBB && (bytes[2] & 0xff) == 0xBF
               ? "must not start with a byte order mark"
               : "must be UTF-8 (malformed, overlong or surrogate sequence at byte " + bad + ")";
-      throw ApiError.invalid(BODY, why);
+      throw Refusal.invalid(BODY, why);
     }
     try (JsonParser p = FACTORY.createParser(bytes)) {
       JsonToken first = p.nextToken();
-      if (first == null) throw ApiError.invalid(BODY, "is empty");
+      if (first == null) throw Refusal.invalid(BODY, "is empty");
       Object value = value(p, first, 1);
-      if (p.nextToken() != null) throw ApiError.invalid(BODY, "must hold one JSON value, with nothing after it");
+      if (p.nextToken() != null) throw Refusal.invalid(BODY, "must hold one JSON value, with nothing after it");
       return value;
     } catch (JsonProcessingException e) {
-      throw ApiError.invalid(path(e), syntax(e));
+      throw Refusal.invalid(path(e), syntax(e));
     } catch (IOException e) {
-      throw ApiError.invalid(BODY, "cannot be read");
+      throw Refusal.invalid(BODY, "cannot be read");
     }
   }
 
   private static Object value(JsonParser p, JsonToken t, int depth) throws IOException {
     switch (t) {
       case START_OBJECT -> {
-        if (depth > MAX_DEPTH) throw ApiError.invalid(path(p.getParsingContext().getParent()), "nests deeper than " + MAX_DEPTH + " levels");
+        if (depth > MAX_DEPTH) throw Refusal.invalid(path(p.getParsingContext().getParent()), "nests deeper than " + MAX_DEPTH + " levels");
         Map<String, Object> map = new LinkedHashMap<>();
         for (JsonToken k = p.nextToken(); k != JsonToken.END_OBJECT; k = p.nextToken()) {
           String key = p.currentName();
           checkText(key, p, true);
           Object v = value(p, p.nextToken(), depth + 1);
-          if (map.containsKey(key)) throw ApiError.invalid(path(p.getParsingContext()), "is given twice");
+          if (map.containsKey(key)) throw Refusal.invalid(path(p.getParsingContext()), "is given twice");
           map.put(key, v);
         }
         return new JsonObject(map);
       }
       case START_ARRAY -> {
-        if (depth > MAX_DEPTH) throw ApiError.invalid(path(p.getParsingContext().getParent()), "nests deeper than " + MAX_DEPTH + " levels");
+        if (depth > MAX_DEPTH) throw Refusal.invalid(path(p.getParsingContext().getParent()), "nests deeper than " + MAX_DEPTH + " levels");
         List<Object> list = new ArrayList<>();
         for (JsonToken v = p.nextToken(); v != JsonToken.END_ARRAY; v = p.nextToken()) list.add(value(p, v, depth + 1));
         return new JsonArray(list);
@@ -110,7 +112,7 @@ public final class StrictJson {
       }
       case VALUE_NUMBER_FLOAT -> {
         double d = p.getDoubleValue();
-        if (Double.isInfinite(d)) throw ApiError.invalid(path(p.getParsingContext()), "must be a finite number");
+        if (Double.isInfinite(d)) throw Refusal.invalid(path(p.getParsingContext()), "must be a finite number");
         return d;
       }
       case VALUE_TRUE -> {
@@ -122,7 +124,7 @@ public final class StrictJson {
       case VALUE_NULL -> {
         return null;
       }
-      default -> throw ApiError.invalid(path(p.getParsingContext()), "unexpected " + t);
+      default -> throw Refusal.invalid(path(p.getParsingContext()), "unexpected " + t);
     }
   }
 
@@ -132,7 +134,7 @@ public final class StrictJson {
     if (why == null) return;
     JsonStreamContext at = p.getParsingContext();
     // a bad key is named by its container (the key itself is the unprintable part)
-    throw ApiError.invalid(path(isKey ? at.getParent() : at), (isKey ? "has a key containing " : "must not contain ") + why);
+    throw Refusal.invalid(path(isKey ? at.getParent() : at), (isKey ? "has a key containing " : "must not contain ") + why);
   }
 
   /** What makes a string unacceptable ("the NUL character", "an unpaired surrogate"), or null. */

@@ -5,10 +5,10 @@ import static io.vertx.core.http.HttpMethod.GET;
 import io.meshplane.auth.Permission;
 import io.meshplane.auth.SecuredRoutes;
 import io.meshplane.http.Cursors;
-import io.meshplane.http.Fields;
+import io.meshplane.common.Fields;
 import io.meshplane.http.Page;
 import io.meshplane.http.Responses;
-import io.meshplane.http.Times;
+import io.meshplane.common.Times;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -42,7 +42,7 @@ public final class EventRoutes {
       String type = ctx.request().getParam("type");
       if (type != null && !TYPES.contains(type)) f.error("type", "must be node.stale or node.online");
       String node = ctx.request().getParam("node_id");
-      if (node != null && !io.meshplane.http.Ids.looksLike("nd", node)) f.error("node_id", "is not a node id");
+      if (node != null && !io.meshplane.common.Ids.looksLike("nd", node)) f.error("node_id", "is not a node id");
       f.check();
       Tuple args = Tuple.from(new Object[] {caller.scope().team(), caller.scope().environment(), page.afterPart(0),
           since == null ? null : since.atOffset(ZoneOffset.UTC), type, node, page.fetch()});

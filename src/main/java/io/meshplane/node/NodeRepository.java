@@ -1,8 +1,8 @@
 package io.meshplane.node;
 
-import io.meshplane.http.ApiError;
+import io.meshplane.common.Refusal;
 import io.meshplane.http.Page;
-import io.meshplane.app.Sql;
+import io.meshplane.common.Sql;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
@@ -51,7 +51,7 @@ public final class NodeRepository {
             if (String.valueOf(pg.getConstraint()).contains("name")) return Future.failedFuture(new DuplicateName());
             // an address handed out under an earlier nodes.address_pool: the next attempt takes the next one
             if (String.valueOf(pg.getConstraint()).contains("address")) {
-              return Future.failedFuture(new ApiError(409, "conflict", "the allocated address is already in use; retry"));
+              return Future.failedFuture(new Refusal(Refusal.Kind.CONFLICT, "conflict", "the allocated address is already in use; retry"));
             }
           }
           return Future.failedFuture(t);

@@ -6,9 +6,9 @@ import static io.vertx.core.http.HttpMethod.POST;
 
 import io.meshplane.auth.Permission;
 import io.meshplane.auth.SecuredRoutes;
-import io.meshplane.http.ApiError;
+import io.meshplane.common.Refusal;
 import io.meshplane.http.Cursors;
-import io.meshplane.http.Ids;
+import io.meshplane.common.Ids;
 import io.meshplane.http.Page;
 import io.meshplane.http.JsonBodies;
 import io.meshplane.http.Responses;
@@ -45,7 +45,7 @@ public final class NodeRoutes {
   /** A node id from the path; one that cannot be an id is simply not found. */
   public static String nodeId(RoutingContext ctx) {
     String id = ctx.pathParam("id");
-    if (!Ids.looksLike("nd", id)) throw ApiError.notFound("no node " + id);
+    if (!Ids.looksLike("nd", id)) throw Refusal.notFound("no node " + id);
     return id;
   }
 }

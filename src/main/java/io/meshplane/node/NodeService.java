@@ -14,11 +14,11 @@ import io.meshplane.auth.TokenRepository;
 import io.meshplane.heartbeat.LiveNode;
 import io.meshplane.heartbeat.LiveState;
 import io.meshplane.heartbeat.Staleness;
-import io.meshplane.http.ApiError;
-import io.meshplane.http.Fields;
-import io.meshplane.http.Ids;
+import io.meshplane.common.Refusal;
+import io.meshplane.common.Fields;
+import io.meshplane.common.Ids;
 import io.meshplane.http.Page;
-import io.meshplane.http.Times;
+import io.meshplane.common.Times;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -86,7 +86,7 @@ public final class NodeService {
     String env = boundary(f, body, "environment", caller.scope().environment());
     f.check();
     if (!caller.scope().covers(team, env)) {
-      ApiError denied = ApiError.forbidden("cannot enroll a node outside your team and environment");
+      Refusal denied = Refusal.forbidden("cannot enroll a node outside your team and environment");
       return audit.denied(AuditLog.event(ctx, caller, "node.enroll", "node", null, AuditEvent.DENIED,
           caller.scope().team(), caller.scope().environment())).compose(v -> Future.failedFuture(denied));
     }
@@ -94,7 +94,7 @@ public final class NodeService {
     Instant now = Times.now();
     return pool.withTransaction(tx -> nodes.insert(tx, id, name, team, env, key, tags, poolBase, poolSize, now)
         .compose(address -> {
-          if (address == null) return Future.failedFuture(ApiError.conflict("the address pool is used up"));
+          if (address == null) return Future.failedFuture(Refusal.conflict("the address pool is used up"));
           return issuer.issue(tx, "agent:" + name, new Scope(team, env, Surface.AGENT), id, now.plus(credentialLifetime), caller.tokenId())
               .compose(credential -> audit.record(tx, AuditLog.event(ctx, caller, "node.enroll", "node", id, AuditEvent.SUCCESS, team, env))
                   .map(v -> {
@@ -107,7 +107,7 @@ public final class NodeService {
                   }));
         }))
         .recover(t -> t instanceof NodeRepository.DuplicateName
-            ? Future.failedFuture(ApiError.conflict("a node named " + name + " already exists in " + team + "/" + env))
+            ? Future.failedFuture(Refusal.conflict("a node named " + name + " already exists in " + team + "/" + env))
             : Future.failedFuture(t));
   }
 
@@ -143,7 +143,7 @@ public final class NodeService {
 
   public Future<JsonObject> get(Principal caller, String id) {
     return nodes.find(pool, caller.scope().team(), caller.scope().environment(), id).compose(r -> {
-      if (r == null) return Future.failedFuture(ApiError.notFound("no node " + id));
+      if (r == null) return Future.failedFuture(Refusal.notFound("no node " + id));
       return live.get(id).map(l -> toJson(r, l, System.currentTimeMillis()));
     });
   }
@@ -170,7 +170,7 @@ public final class NodeService {
   public Future<Void> delete(RoutingContext ctx, Principal caller, String id) {
     Instant now = Times.now();
     return pool.withTransaction(tx -> nodes.find(tx, caller.scope().team(), caller.scope().environment(), id).compose(r -> {
-      if (r == null) return Future.failedFuture(ApiError.notFound("no node " + id));
+      if (r == null) return Future.failedFuture(Refusal.notFound("no node " + id));
       return nodes.delete(tx, id)
           .compose(v -> tokenRepository.revokeForNode(tx, id, now))
           .compose(revoked -> audit.record(tx, AuditLog.event(ctx, caller, "node.delete", "node", id, AuditEvent.SUCCESS,

@@ -1,7 +1,7 @@
 package io.meshplane.node;
 
-import io.meshplane.http.ApiError;
-import io.meshplane.http.Fields;
+import io.meshplane.common.Refusal;
+import io.meshplane.common.Fields;
 import io.meshplane.http.StrictJson;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -103,7 +103,7 @@ public final class Telemetry {
       Object v = StrictJson.parse(text.getBytes(StandardCharsets.UTF_8));
       if (!(v instanceof JsonObject o)) return null;
       return check(o, 1) == null ? o : null;
-    } catch (ApiError e) {
+    } catch (Refusal e) {
       return null;
     }
   }

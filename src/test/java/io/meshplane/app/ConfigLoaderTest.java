@@ -1,5 +1,7 @@
 package io.meshplane.app;
 
+import io.meshplane.common.Durations;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;

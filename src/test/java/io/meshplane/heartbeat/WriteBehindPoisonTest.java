@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.hazelcast.map.IMap;
 import io.meshplane.app.Meshplane;
-import io.meshplane.http.Ids;
+import io.meshplane.common.Ids;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.LogCapture;
 import io.meshplane.testing.Nodes;

@@ -1,5 +1,7 @@
 package io.meshplane.http;
 
+import io.meshplane.common.Refusal;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -27,11 +29,11 @@ class JsonBodiesTest {
     assertFalse(JsonBodies.isJson("text/json+json"));
   }
 
-  private static ApiError refused(byte[] body) {
-    return assertThrows(ApiError.class, () -> StrictJson.parseObject(body), new String(body, StandardCharsets.ISO_8859_1));
+  private static Refusal refused(byte[] body) {
+    return assertThrows(Refusal.class, () -> StrictJson.parseObject(body), new String(body, StandardCharsets.ISO_8859_1));
   }
 
-  private static ApiError refused(String body) {
+  private static Refusal refused(String body) {
     return refused(body.getBytes(StandardCharsets.UTF_8));
   }
 
@@ -73,7 +75,7 @@ class JsonBodiesTest {
   @Test
   void strictJsonRefusesNestingBeyond32Levels() {
     assertEquals(32, depthOf(StrictJson.parseObject(("{\"a\":".repeat(31) + "{}" + "}".repeat(31)).getBytes(StandardCharsets.UTF_8))));
-    ApiError deep = refused("{\"a\":".repeat(32) + "{}" + "}".repeat(32));
+    Refusal deep = refused("{\"a\":".repeat(32) + "{}" + "}".repeat(32));
     assertTrue(deep.getMessage().contains("deeper than 32"), deep.getMessage());
     refused("{\"a\":" + "[".repeat(10_000) + "]".repeat(10_000) + "}");
   }

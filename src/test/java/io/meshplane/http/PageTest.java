@@ -1,5 +1,7 @@
 package io.meshplane.http;
 
+import io.meshplane.common.Refusal;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -33,8 +35,8 @@ class PageTest {
         {"nodes", body + "." + tag.substring(1)}, {"nodes", body + ".AAAAAAAAAAAAAAAAAAAAAA"}, // bad tags
         {"nodes", otherKey}, // another installation's key
         {"nodes", "%%%"}, {"nodes", "."}, {"nodes", "x".repeat(600)}, {"nodes", "WyJub2RlcyJd.e30"}}) {
-      ApiError e = assertThrows(ApiError.class, () -> CURSORS.decode(bad[0], bad[1]), bad[1]);
-      assertEquals(400, e.status());
+      Refusal e = assertThrows(Refusal.class, () -> CURSORS.decode(bad[0], bad[1]), bad[1]);
+      assertEquals(Refusal.Kind.INVALID, e.kind());
       assertEquals("cursor", e.errors().get(0).field());
     }
   }

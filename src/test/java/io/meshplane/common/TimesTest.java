@@ -1,4 +1,5 @@
-package io.meshplane.http;
+package io.meshplane.common;
+
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

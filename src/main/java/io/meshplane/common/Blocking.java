@@ -1,4 +1,4 @@
-package io.meshplane.app;
+package io.meshplane.common;
 
 import io.vertx.core.Context;
 import io.vertx.core.Future;

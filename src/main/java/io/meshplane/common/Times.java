@@ -1,4 +1,4 @@
-package io.meshplane.http;
+package io.meshplane.common;
 
 import java.time.Instant;
 import java.time.OffsetDateTime;

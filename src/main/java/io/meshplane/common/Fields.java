@@ -1,4 +1,4 @@
-package io.meshplane.http;
+package io.meshplane.common;
 
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
@@ -15,10 +15,10 @@ import java.util.regex.Pattern;
  */
 public final class Fields {
   private static final Pattern SLUG = Pattern.compile("^[a-z0-9][a-z0-9-]{0,62}$");
-  private final List<ApiError.FieldError> errors = new ArrayList<>();
+  private final List<Refusal.FieldError> errors = new ArrayList<>();
 
   public void error(String field, String message) {
-    errors.add(new ApiError.FieldError(field, message));
+    errors.add(new Refusal.FieldError(field, message));
   }
 
   public boolean ok() {
@@ -27,7 +27,7 @@ public final class Fields {
 
   /** Throws the collected problems as one 400 {@code invalid_request}. */
   public void check() {
-    if (!errors.isEmpty()) throw ApiError.invalid(errors);
+    if (!errors.isEmpty()) throw Refusal.invalid(errors);
   }
 
   /** A required string; null (with an error recorded) when missing or not a string. */

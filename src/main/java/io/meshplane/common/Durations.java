@@ -1,4 +1,4 @@
-package io.meshplane.app;
+package io.meshplane.common;
 
 import java.time.Duration;
 import java.util.regex.Matcher;
