@@ -12,9 +12,9 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
 /** The command line: {@code run}, {@code migrate}, and the bootstrap commands. */
 @Command(name = "meshplane", mixinStandardHelpOptions = true, version = "meshplane 0.1.0",
@@ -129,8 +129,8 @@ public final class Main {
       f.label(in, "name", "--name", 64);
       f.slugOrStar(in, "team", "--team");
       f.slugOrStar(in, "environment", "--environment");
-      io.meshplane.auth.Surface s = io.meshplane.auth.Surface.parse(surface);
-      if (s == null || s == io.meshplane.auth.Surface.AGENT) f.error("--surface", "must be admin, operator, enrollment, pipeline or monitoring");
+      io.meshplane.access.Surface s = io.meshplane.access.Surface.parse(surface);
+      if (s == null || s == io.meshplane.access.Surface.AGENT) f.error("--surface", "must be admin, operator, enrollment, pipeline or monitoring");
       java.time.Instant until;
       try {
         until = java.time.Instant.now().plus(io.meshplane.common.Durations.parse(expires));
@@ -147,7 +147,7 @@ public final class Main {
       MeshConfig config = configOptions.load();
       String jwt;
       try {
-        jwt = io.meshplane.auth.TokenBootstrap.create(config, name, new io.meshplane.auth.Scope(team, environment, s), until);
+        jwt = io.meshplane.app.TokenBootstrap.create(config, name, new io.meshplane.auth.Scope(team, environment, s), until);
       } catch (IllegalArgumentException e) {
         throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
       }

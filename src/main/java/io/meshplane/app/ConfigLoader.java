@@ -1,7 +1,6 @@
 package io.meshplane.app;
 
 import io.meshplane.common.Durations;
-
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;

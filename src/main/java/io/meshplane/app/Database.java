@@ -257,6 +257,31 @@ public final class Database implements AutoCloseable {
     return false;
   }
 
+  /** The installation's facts, made once per installation and shared by every replica (see {@link #meta()}). */
+  public record Meta(String installationId, byte[] cursorKey) {}
+
+  /**
+   * The installation id and the cursor key. The key is made by whichever replica gets here first
+   * (256 random bits); it signs pagination cursors. Blocking.
+   */
+  public Meta meta() throws SQLException {
+    byte[] key = new byte[32];
+    new SecureRandom().nextBytes(key);
+    try (Connection c = jdbc()) {
+      try (java.sql.PreparedStatement st = c.prepareStatement(
+          "INSERT INTO mesh_meta (key, value) VALUES ('cursor_key', ?) ON CONFLICT (key) DO NOTHING")) {
+        st.setString(1, Base64.getUrlEncoder().withoutPadding().encodeToString(key));
+        st.executeUpdate();
+      }
+      try (java.sql.PreparedStatement st = c.prepareStatement("SELECT max(value) FILTER (WHERE key = 'installation_id'), "
+          + "max(value) FILTER (WHERE key = 'cursor_key') FROM mesh_meta");
+           java.sql.ResultSet rs = st.executeQuery()) {
+        rs.next();
+        return new Meta(rs.getString(1) == null ? "unknown" : rs.getString(1), Base64.getUrlDecoder().decode(rs.getString(2)));
+      }
+    }
+  }
+
   /** A plain JDBC connection, for the command line tools and the start sequence (the service uses the reactive pool). */
   public Connection jdbc() throws SQLException {
     java.util.Properties props = new java.util.Properties();

@@ -1,5 +1,7 @@
 package io.meshplane.audit;
 
+import io.meshplane.common.Ids;
+import io.meshplane.common.RequestInfo;
 import io.meshplane.common.Times;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
@@ -11,9 +13,7 @@ import java.time.Instant;
 public record AuditEvent(
     String id,
     Instant at,
-    String actorType,
-    String actorId,
-    String actorName,
+    Actor actor,
     String action,
     String targetType,
     String targetId,
@@ -27,11 +27,18 @@ public record AuditEvent(
   public static final String DENIED = "denied";
   public static final String FAILED = "failed";
 
+  /** A new event, now, for a request (or {@link RequestInfo#NONE}). */
+  public static AuditEvent of(Actor actor, RequestInfo request, String action, String targetType, String targetId, String outcome,
+      String team, String environment) {
+    return new AuditEvent(Ids.next("ev"), Times.now(), actor, action, targetType, targetId, outcome, request.requestId(),
+        request.sourceAddress(), team, environment);
+  }
+
   public JsonObject toJson() {
     return new JsonObject()
         .put("id", id)
         .put("at", Times.format(at))
-        .put("actor", new JsonObject().put("type", actorType).put("id", actorId).put("name", actorName))
+        .put("actor", new JsonObject().put("type", actor.type()).put("id", actor.id()).put("name", actor.name()))
         .put("action", action)
         .put("target", targetType == null ? null : new JsonObject().put("type", targetType).put("id", targetId))
         .put("outcome", outcome)

@@ -1,6 +1,5 @@
 package io.meshplane.auth;
 
-import io.meshplane.app.MeshConfig;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
@@ -32,11 +31,12 @@ public final class Jwts {
   private final String issuer;
   private final String audience;
 
-  public Jwts(Vertx vertx, SigningKeys keys, MeshConfig config) {
+  /** @param issuer {@code auth.issuer}: the {@code iss} of this mesh's tokens */
+  public Jwts(Vertx vertx, SigningKeys keys, String issuer) {
     this.signingKid = keys.signingKid();
     this.kids = Set.copyOf(keys.publicPems().keySet());
-    this.issuer = config.issuer();
-    this.audience = audienceOf(config.issuer());
+    this.issuer = issuer;
+    this.audience = audienceOf(issuer);
     this.signer = JWTAuth.create(vertx, new JWTAuthOptions()
         .addPubSecKey(new PubSecKeyOptions().setAlgorithm(ALGORITHM).setId(signingKid).setBuffer(keys.signingPem())));
     JWTAuthOptions verify = new JWTAuthOptions()

@@ -1,7 +1,9 @@
 package io.meshplane.auth;
 
-import io.meshplane.http.Page;
+import io.meshplane.access.Boundary;
+import io.meshplane.access.Surface;
 import io.meshplane.common.Sql;
+import io.meshplane.http.Page;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
@@ -15,7 +17,7 @@ public final class TokenRepository {
   private static final String COLUMNS = "id, name, team, environment, surface, node_id, key_id, expires_at, created_at, "
       + "created_by, revoked_at, retire_at, rotated_to, last_used_at";
   /** $1 team, $2 environment of the caller ('*' = all). */
-  private static final String IN_SCOPE = "($1 = '*' OR team = $1) AND ($2 = '*' OR environment = $2)";
+  private static final String IN_SCOPE = Sql.inScope(1, 2);
 
   private final Pool pool;
 
@@ -32,14 +34,14 @@ public final class TokenRepository {
   }
 
   /** One non-agent token inside the scope, or null. {@code forUpdate} locks it for the transaction. */
-  public Future<TokenRecord> find(SqlClient client, Scope caller, String id, boolean forUpdate) {
+  public Future<TokenRecord> find(SqlClient client, Boundary caller, String id, boolean forUpdate) {
     return client.preparedQuery("SELECT " + COLUMNS + " FROM tokens WHERE " + IN_SCOPE + " AND id = $3 AND surface <> 'agent'"
             + (forUpdate ? " FOR UPDATE" : ""))
         .execute(Tuple.of(caller.team(), caller.environment(), id))
         .map(rows -> rows.size() == 0 ? null : map(rows.iterator().next()));
   }
 
-  public Future<List<TokenRecord>> list(Scope caller, boolean includeRevoked, Page page) {
+  public Future<List<TokenRecord>> list(Boundary caller, boolean includeRevoked, Page page) {
     String sql = "SELECT " + COLUMNS + " FROM tokens WHERE " + IN_SCOPE + " AND surface <> 'agent'"
         + (includeRevoked ? "" : " AND revoked_at IS NULL")
         + " AND ($3::text IS NULL OR id > $3) ORDER BY id LIMIT $4";

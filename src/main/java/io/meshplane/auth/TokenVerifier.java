@@ -1,11 +1,18 @@
 package io.meshplane.auth;
 
-import io.meshplane.common.Refusal;
+import io.meshplane.access.Authenticator;
+import io.meshplane.access.Boundary;
+import io.meshplane.access.Caller;
+import io.meshplane.access.Grants;
+import io.meshplane.access.Surface;
 import io.meshplane.common.Fields;
 import io.meshplane.common.Ids;
+import io.meshplane.common.Refusal;
 import io.meshplane.observe.MeshMetrics;
 import io.micrometer.core.instrument.Counter;
 import io.vertx.core.Future;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
@@ -14,13 +21,14 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * Turns an {@code Authorization} header into a {@link Principal}, or a 401 with the right code.
+ * The way in for bearer tokens ({@code /v1}): turns an {@code Authorization} header into a
+ * {@link Caller} (a token, or a node for an agent token), or a 401 with the right code.
  *
  * <p>Hot path: a token seen before is found in a bounded cache (expired ones are dropped), so the
  * ECDSA check runs once per token, not once per request. Every request still checks the expiry and the
  * cluster-wide {@link Denylist} (a local memory read). No I/O per request.
  */
-public final class TokenVerifier {
+public final class TokenVerifier implements Authenticator {
   private static final int MAX_TOKEN_LENGTH = 4096;
   private static final long LEEWAY_SECONDS = 5;
   static final int MAX_CACHED = 1_000_000;
@@ -44,16 +52,26 @@ public final class TokenVerifier {
     }
   }
 
+  @Override
+  public Future<Caller> authenticate(HttpServerRequest request) {
+    return verifyHeader(request.getHeader(HttpHeaders.AUTHORIZATION));
+  }
+
+  @Override
+  public Caller attributable(HttpServerRequest request) {
+    return attributable(request.getHeader(HttpHeaders.AUTHORIZATION));
+  }
+
   /** Verifies a request's {@code Authorization} header value. */
-  public Future<Principal> verifyHeader(String authorization) {
+  public Future<Caller> verifyHeader(String authorization) {
     if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
       return fail("missing", Refusal.unauthenticated("an Authorization: Bearer <token> header is required"));
     }
     return verify(authorization.substring(7).trim());
   }
 
-  public Future<Principal> verify(String jwt) {
-    Principal cached = cache.get(jwt);
+  public Future<Caller> verify(String jwt) {
+    Caller cached = cache.get(jwt);
     if (cached != null) return admit(cached, jwt);
     if (jwt.isEmpty() || jwt.length() > MAX_TOKEN_LENGTH) return fail("malformed", Refusal.unauthenticated("the bearer token is not a JWT"));
     String[] parts = jwt.split("\\.", -1);
@@ -91,7 +109,7 @@ public final class TokenVerifier {
     return jwts.verifySignature(jwt)
         .recover(t -> fail("bad_signature", Refusal.unauthenticated("the token's signature is not valid")))
         .compose(claims -> {
-          Principal p;
+          Caller p;
           try {
             p = fromClaims(claims);
           } catch (Refusal e) {
@@ -122,7 +140,7 @@ public final class TokenVerifier {
     }
   }
 
-  private Principal fromClaims(JsonObject c) {
+  private Caller fromClaims(JsonObject c) {
     if (!jwts.issuer().equals(c.getValue("iss"))) throw failNow("wrong_issuer", Refusal.unauthenticated("the token was issued for another mesh"));
     Object aud = c.getValue("aud");
     boolean audOk = jwts.audience().equals(aud) || (aud instanceof JsonArray a && a.contains(jwts.audience()));
@@ -145,46 +163,49 @@ public final class TokenVerifier {
     if (surface == Surface.AGENT && !Ids.looksLike("nd", nodeId)) {
       throw failNow("invalid_claims", Refusal.unauthenticated("the token's claims are not valid"));
     }
-    return new Principal(jti, name, new Scope(team, env, surface), exp.longValue() * 1000, nodeId);
+    // an agent token acts as its node (the audit trail names the node); any other as the token itself
+    return surface == Surface.AGENT
+        ? new Caller(Caller.Kind.NODE, nodeId, name, new Boundary(team, env), Grants.of(surface), jti, exp.longValue() * 1000)
+        : new Caller(Caller.Kind.TOKEN, jti, name, new Boundary(team, env), Grants.of(surface), jti, exp.longValue() * 1000);
   }
 
-  private void remember(String jwt, Principal p) {
+  private void remember(String jwt, Caller p) {
     cache.put(jwt, p);
   }
 
   private static boolean validScopePart(String s) {
-    return Scope.ALL.equals(s) || Fields.isSlug(s);
+    return Boundary.ALL.equals(s) || Fields.isSlug(s);
   }
 
   /** The checks every request makes, cached or not: expiry and the cluster-wide denylist. */
-  private Future<Principal> admit(Principal p, String jwt) {
+  private Future<Caller> admit(Caller p, String jwt) {
     long now = System.currentTimeMillis();
     if (now >= p.expiresAtMillis()) {
       cache.remove(jwt);
       return fail("expired", new Refusal(Refusal.Kind.UNAUTHENTICATED, "token_expired", "the token has expired"));
     }
-    Denylist.Entry denied = denylist.lookup(p.tokenId());
+    Denylist.Entry denied = denylist.lookup(p.credential());
     if (denied != null) {
       if (denied.revoked()) return fail("revoked", new Refusal(Refusal.Kind.UNAUTHENTICATED, "token_revoked", "the token has been revoked"));
       if (now >= denied.notAfterMillis()) return fail("expired", new Refusal(Refusal.Kind.UNAUTHENTICATED, "token_expired", "the token was retired by a rotation"));
     }
     // Agent tokens are never shown through the API (their last use is the node's heartbeat): recording
     // them would cost one tokens-row write per heartbeat, a fleet's whole heartbeat rate in PostgreSQL.
-    if (p.nodeId() == null) usage.touch(p.tokenId(), now);
+    if (p.kind() == Caller.Kind.TOKEN) usage.touch(p.credential(), now);
     return Future.succeededFuture(p);
   }
 
   /** The effective expiry: the token's own, or earlier when a rotation retires it. */
-  public long effectiveExpiry(Principal p) {
-    Denylist.Entry d = denylist.lookup(p.tokenId());
+  public long effectiveExpiry(Caller p) {
+    Denylist.Entry d = denylist.lookup(p.credential());
     return d == null ? p.expiresAtMillis() : Math.min(p.expiresAtMillis(), d.notAfterMillis());
   }
 
   /**
-   * The principal of a token whose signature is valid but that is expired or revoked, for auditing
+   * The caller of a token whose signature is valid but that is expired or revoked, for auditing
    * the attempt; null when the token cannot be attributed to anyone.
    */
-  public Principal attributable(String authorization) {
+  public Caller attributable(String authorization) {
     if (authorization == null || authorization.length() < 8) return null;
     return cache.get(authorization.substring(7).trim());
   }

@@ -1,5 +1,7 @@
 package io.meshplane.auth;
 
+import io.meshplane.access.Boundary;
+import io.meshplane.access.Caller;
 import java.util.Iterator;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -15,7 +17,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * characters for ES256, the part of a JWT that no one can make up) as the key, and a 64-bit
  * fingerprint of the rest (header and payload). A request hits only if both match: a token whose
  * header or payload was altered misses and goes through the full check, which rejects it. The
- * principal's team, environment and scope are shared between entries. Measured: ~0.45 KB per entry
+ * caller's team and environment are shared between entries. Measured: ~0.45 KB per entry
  * instead of ~0.9 KB with the whole text as the key (load-tests/TokenCacheMemory.java, figures in
  * load-tests/RESULTS.md), so the bound of 1,000,000 tokens takes at most about 450 MB of heap.
  *
@@ -24,11 +26,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Expiry is checked on every request by the verifier; the bound is kept by {@link #put}.
  */
 public final class VerifiedTokens {
-  private record Cached(Principal principal, long rest) {}
+  private record Cached(Caller caller, long rest) {}
 
   private final ConcurrentHashMap<Signature, Cached> map = new ConcurrentHashMap<>();
-  /** Team, environment and scope values shared by every entry that names them (bounded by what was issued). */
-  private final ConcurrentHashMap<Scope, Scope> scopes = new ConcurrentHashMap<>();
+  /** Team and environment values shared by every entry that names them (bounded by what was issued). */
+  private final ConcurrentHashMap<Boundary, Boundary> boundaries = new ConcurrentHashMap<>();
   private final int max;
   private final Executor pruner;
   private final AtomicBoolean pruning = new AtomicBoolean();
@@ -50,12 +52,12 @@ public final class VerifiedTokens {
     this.pruner = pruner;
   }
 
-  /** The principal of this exact token, if its signature was checked before; null otherwise. */
-  public Principal get(String jwt) {
+  /** The caller of this exact token, if its signature was checked before; null otherwise. */
+  public Caller get(String jwt) {
     int dot = jwt.lastIndexOf('.');
     if (dot <= 0 || dot == jwt.length() - 1) return null;
     Cached c = map.get(Signature.probe(jwt, dot + 1));
-    return c != null && c.rest == fingerprint(jwt, dot) ? c.principal : null;
+    return c != null && c.rest == fingerprint(jwt, dot) ? c.caller : null;
   }
 
   /**
@@ -65,7 +67,7 @@ public final class VerifiedTokens {
    * request. A prune of a full cache of 1,000,000 takes 60–85 ms of CPU: too long for an event loop.
    * Tokens verified while it runs are added, so the bound can be passed by a few entries for that time.
    */
-  public void put(String jwt, Principal p) {
+  public void put(String jwt, Caller p) {
     int dot = jwt.lastIndexOf('.');
     if (dot <= 0 || dot == jwt.length() - 1) return;
     if (map.size() >= max && pruning.compareAndSet(false, true)) {
@@ -77,14 +79,14 @@ public final class VerifiedTokens {
         }
       });
     }
-    Scope shared = scopes.computeIfAbsent(p.scope(), s -> new Scope(s.team().intern(), s.environment().intern(), s.surface()));
-    Principal compact = new Principal(p.tokenId(), p.name(), shared, p.expiresAtMillis(), p.nodeId());
+    Boundary shared = boundaries.computeIfAbsent(p.boundary(), b -> new Boundary(b.team().intern(), b.environment().intern()));
+    Caller compact = new Caller(p.kind(), p.id(), p.name(), shared, p.grants(), p.credential(), p.expiresAtMillis());
     map.put(Signature.probe(jwt, dot + 1).stored(), new Cached(compact, fingerprint(jwt, dot)));
   }
 
   private void prune() {
     long now = System.currentTimeMillis();
-    map.values().removeIf(c -> now >= c.principal.expiresAtMillis());
+    map.values().removeIf(c -> now >= c.caller.expiresAtMillis());
     if (map.size() >= max) {
       int drop = Math.max(1, max / 8);
       for (Iterator<Signature> it = map.keySet().iterator(); drop > 0 && it.hasNext(); drop--) {
@@ -107,7 +109,7 @@ public final class VerifiedTokens {
    * 64-bit fingerprint of {@code jwt[0, end)}: four interleaved multiply-add chains (one chain would
    * wait on each multiplication in turn), mixed at the end. Any change of one character changes it;
    * it is not meant to resist someone who crafts collisions, and need not: such a caller already
-   * holds the signature, and a hit only ever yields the principal that signature was verified for.
+   * holds the signature, and a hit only ever yields the caller that signature was verified for.
    */
   static long fingerprint(String s, int end) {
     long a = 0x9E3779B97F4A7C15L;

@@ -13,6 +13,15 @@ import java.util.function.Function;
 public final class Sql {
   private Sql() {}
 
+  /**
+   * The one scope filter of every scoped read: rows whose {@code team} and {@code environment} lie inside
+   * the caller's boundary, given as parameters {@code $teamParam} and {@code $envParam} ({@code *} = all).
+   * What lies outside does not exist for the caller (404, never 403).
+   */
+  public static String inScope(int teamParam, int envParam) {
+    return "($" + teamParam + " = '*' OR team = $" + teamParam + ") AND ($" + envParam + " = '*' OR environment = $" + envParam + ")";
+  }
+
   public static OffsetDateTime odt(Instant i) {
     return i == null ? null : i.atOffset(ZoneOffset.UTC);
   }

@@ -2,20 +2,19 @@ package io.meshplane.heartbeat;
 
 import static io.vertx.core.http.HttpMethod.POST;
 
-import io.meshplane.audit.AuditEvent;
-import io.meshplane.audit.AuditLog;
-import io.meshplane.auth.Permission;
-import io.meshplane.auth.SecuredRoutes;
+import io.meshplane.access.Permission;
+import io.meshplane.common.Ids;
 import io.meshplane.common.Refusal;
-import io.meshplane.http.JsonBodies;
 import io.meshplane.common.Times;
+import io.meshplane.http.Api;
+import io.meshplane.http.JsonBodies;
 import io.meshplane.observe.MeshMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 
 /**
- * {@code POST /v1/nodes/{id}/heartbeat} (SPEC §5), the hot path: token from the verifier's cache, strict
+ * {@code POST /nodes/{id}/heartbeat} under the machines' API (SPEC §5), the hot path: token from the verifier's cache, strict
  * validation, then the live state goes into the cluster map through this event loop's
  * {@link HeartbeatBatcher}. No PostgreSQL, no blocking call.
  */
@@ -24,15 +23,14 @@ public final class HeartbeatRoutes {
 
   private HeartbeatRoutes() {}
 
-  public static void mount(SecuredRoutes api, HeartbeatBatcher batcher, AuditLog audit, MeshMetrics metrics, long intervalSeconds) {
+  public static void mount(Api api, HeartbeatBatcher batcher, MeshMetrics metrics, long intervalSeconds) {
     String[] tails = tails(intervalSeconds);
-    api.route(POST, "/v1/nodes/{id}/heartbeat", Permission.HEARTBEAT, "node.heartbeat", "node", (ctx, caller) -> {
+    api.route(POST, "/nodes/{id}/heartbeat", Permission.HEARTBEAT, "node.heartbeat", "node", (ctx, caller) -> {
       String id = ctx.pathParam("id");
       if (!id.equals(caller.nodeId())) {
-        Refusal denied = Refusal.forbidden("this credential belongs to another node");
-        String target = io.meshplane.common.Ids.looksLike("nd", id) ? id : null;
-        return audit.deniedRepeatable(AuditLog.event(ctx, caller, "node.heartbeat", target == null ? null : "node", target, AuditEvent.DENIED,
-            caller.scope().team(), caller.scope().environment())).compose(v -> Future.failedFuture(denied));
+        String target = Ids.looksLike("nd", id) ? id : null;
+        return api.refuse(ctx, caller, "node.heartbeat", target == null ? null : "node", target,
+            Refusal.forbidden("this credential belongs to another node"), true);
       }
       HeartbeatRequest hb = HeartbeatRequest.parse(JsonBodies.object(ctx));
       long now = System.currentTimeMillis();

@@ -2,8 +2,6 @@ package io.meshplane.heartbeat;
 
 import com.hazelcast.map.IMap;
 import io.meshplane.common.Blocking;
-import io.meshplane.node.NodeRecord;
-import io.meshplane.node.NodeRepository;
 import java.time.Duration;
 import java.util.List;
 
@@ -19,14 +17,14 @@ public final class LiveSeed {
   private LiveSeed() {}
 
   /** Blocking; run off the event loop. Returns how many entries were added. */
-  public static int seed(LiveState live, NodeRepository nodes) {
+  public static int seed(LiveState live, LiveRepository nodes) {
     IMap<String, LiveNode> map = live.map();
     String after = "";
     int added = 0;
     while (true) {
-      List<NodeRecord> page = Blocking.await(nodes.withHeartbeat(after, PAGE), Duration.ofMinutes(1), "reading nodes to seed");
-      for (NodeRecord r : page) {
-        LiveNode n = new LiveNode(r.heartbeatAt().toEpochMilli(), false, r.endpoints(), "",
+      List<LiveRepository.Stored> page = Blocking.await(nodes.withHeartbeat(after, PAGE), Duration.ofMinutes(1), "reading nodes to seed");
+      for (LiveRepository.Stored r : page) {
+        LiveNode n = new LiveNode(r.heartbeatAt().toEpochMilli(), false, r.endpoints(), r.reportedKey(),
             r.reportedRelay(), r.routes(), r.telemetry());
         if (map.putIfAbsent(r.id(), n) == null) added++;
       }

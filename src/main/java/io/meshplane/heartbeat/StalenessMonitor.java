@@ -5,7 +5,7 @@ import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.IMap;
 import com.hazelcast.query.Predicates;
 import io.meshplane.common.Ids;
-import io.meshplane.node.NodeRepository;
+import io.meshplane.node.NodeEvents;
 import io.meshplane.observe.MeshMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -32,7 +32,8 @@ public final class StalenessMonitor extends VerticleBase {
   private final IMap<String, LiveNode> map;
   private final IMap<String, Long> stale;
   private final Staleness staleness;
-  private final NodeRepository nodes;
+  private final LiveRepository nodes;
+  private final NodeEvents events;
   private final MeshMetrics metrics;
   private final long periodMs;
   private final List<Transition> unrecorded = new ArrayList<>();
@@ -44,7 +45,9 @@ public final class StalenessMonitor extends VerticleBase {
   /** A full scan now and then catches entries that arrived with old heartbeats (migrations, seeding). */
   static final long FULL_SCAN_EVERY_MS = 30_000;
 
-  public StalenessMonitor(HazelcastInstance hz, LiveState live, Staleness staleness, NodeRepository nodes, MeshMetrics metrics) {
+  public StalenessMonitor(HazelcastInstance hz, LiveState live, Staleness staleness, LiveRepository nodes, NodeEvents events,
+      MeshMetrics metrics) {
+    this.events = events;
     this.hz = hz;
     this.map = live.map();
     this.stale = live.staleMap();
@@ -89,6 +92,7 @@ public final class StalenessMonitor extends VerticleBase {
           : LiveState.heartbeatSecondsBetween(Math.max(scannedUpTo - 2, cutoff - 120), cutoff));
       if (full) lastFullScan = now;
       scannedUpTo = cutoff;
+      List<String> wentStale = new ArrayList<>();
       for (String id : old) {
         if (stale.containsKey(id)) continue;
         LiveNode n = map.get(id);
@@ -96,9 +100,12 @@ public final class StalenessMonitor extends VerticleBase {
         if (stale.putIfAbsent(id, n.heartbeatAt()) == null) {
           unrecorded.add(new Transition(Ids.next("ev"), now, "node.stale", id, n.heartbeatAt()));
           metrics.staleTransitions.increment();
+          wentStale.add(id);
         }
       }
+      events.publish(NodeEvents.Type.STALE, wentStale);
     }
+    List<String> cameBack = new ArrayList<>();
     for (String id : stale.localKeySet()) {
       LiveNode n = map.get(id);
       Long marked = stale.get(id);
@@ -107,8 +114,10 @@ public final class StalenessMonitor extends VerticleBase {
         stale.remove(id, marked);
       } else if (!staleness.isStale(n.heartbeatAt(), now) && stale.remove(id, marked)) {
         unrecorded.add(new Transition(Ids.next("ev"), now, "node.online", id, n.heartbeatAt()));
+        cameBack.add(id);
       }
     }
+    events.publish(NodeEvents.Type.ONLINE, cameBack);
     long owned = map.getLocalMapStats().getOwnedEntryCount();
     long staleOwned = stale.getLocalMapStats().getOwnedEntryCount();
     metrics.setNodeCount(MeshMetrics.NodeStatus.STALE, staleOwned);

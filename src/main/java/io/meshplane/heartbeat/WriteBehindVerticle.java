@@ -4,7 +4,7 @@ import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.IMap;
 import com.hazelcast.partition.PartitionService;
 import com.hazelcast.query.Predicates;
-import io.meshplane.node.NodeRepository;
+import io.meshplane.node.NodeEvents;
 import io.meshplane.observe.MeshMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -56,7 +56,8 @@ public final class WriteBehindVerticle extends VerticleBase {
 
   private final IMap<String, LiveNode> map;
   private final HazelcastInstance hz;
-  private final NodeRepository nodes;
+  private final LiveRepository nodes;
+  private final NodeEvents events;
   private final MeshMetrics metrics;
   private final Duration interval;
   private final Quarantine quarantine;
@@ -68,8 +69,10 @@ public final class WriteBehindVerticle extends VerticleBase {
   /** Rows written whose marks are not settled yet: node id -> the value written. Worker thread only. */
   private Map<String, LiveNode> written = new HashMap<>();
 
-  public WriteBehindVerticle(LiveState live, NodeRepository nodes, MeshMetrics metrics, Quarantine quarantine, Duration interval) {
+  public WriteBehindVerticle(LiveState live, LiveRepository nodes, NodeEvents events, MeshMetrics metrics, Quarantine quarantine,
+      Duration interval) {
     this.quarantine = quarantine;
+    this.events = events;
     this.map = live.map();
     this.hz = live.hazelcast();
     this.nodes = nodes;
@@ -243,15 +246,17 @@ public final class WriteBehindVerticle extends VerticleBase {
   /**
    * Writes {@code ids} (one statement). A field equal to the one in {@code before} (what this member
    * wrote last flush) is not sent, on the condition that the row still holds that write (its heartbeat
-   * time): after a partition moved, another owner may have written the row since. Returns the rows written.
+   * time): after a partition moved, another owner may have written the row since. Returns what the
+   * statement wrote.
    */
-  private Future<Integer> write(List<String> ids, Map<String, LiveNode> read, Map<String, LiveNode> before) {
+  private Future<LiveRepository.Flushed> write(List<String> ids, Map<String, LiveNode> read, Map<String, LiveNode> before) {
     int n = ids.size();
     Long[] hb = new Long[n];
     Long[] prev = new Long[n];
     String[] ep = new String[n];
     String[] rt = new String[n];
     String[] relay = new String[n];
+    String[] key = new String[n];
     String[] tel = new String[n];
     for (int i = 0; i < n; i++) {
       LiveNode l = read.get(ids.get(i));
@@ -261,9 +266,10 @@ public final class WriteBehindVerticle extends VerticleBase {
       ep[i] = was != null && Arrays.equals(was.endpoints(), l.endpoints()) ? null : String.join(",", l.endpoints());
       rt[i] = was != null && Arrays.equals(was.routes(), l.routes()) ? null : String.join(",", l.routes());
       relay[i] = was != null && was.relay().equals(l.relay()) ? null : l.relay();
+      key[i] = was != null && was.publicKey().equals(l.publicKey()) ? null : l.publicKey();
       tel[i] = was != null && was.telemetry().equals(l.telemetry()) ? null : l.telemetry();
     }
-    return nodes.flushLive(ids.toArray(new String[0]), hb, prev, ep, rt, relay, tel);
+    return nodes.flush(ids.toArray(new String[0]), hb, prev, ep, rt, relay, key, tel);
   }
 
   /**
@@ -272,10 +278,17 @@ public final class WriteBehindVerticle extends VerticleBase {
    * this heartbeat already. The rows that had fields left out are sent again whole; those written by
    * the first statement hold this heartbeat now and are not written twice.
    */
-  private Future<Integer> rewriteWhole(List<String> ids, Map<String, LiveNode> read, Map<String, LiveNode> before) {
+  private Future<LiveRepository.Flushed> rewriteWhole(List<String> ids, Map<String, LiveNode> read, Map<String, LiveNode> before) {
     List<String> again = new ArrayList<>();
     for (String id : ids) if (before.containsKey(id)) again.add(id);
-    return again.isEmpty() ? Future.succeededFuture(0) : write(again, read, Map.of());
+    return again.isEmpty() ? Future.succeededFuture(LiveRepository.Flushed.NONE) : write(again, read, Map.of());
+  }
+
+  /** Tells every replica which nodes' endpoints, reported relay or reported key this write changed. */
+  private void publish(LiveRepository.Flushed f) {
+    events.publish(NodeEvents.Type.ENDPOINTS_CHANGED, f.endpointsChanged());
+    events.publish(NodeEvents.Type.RELAY_CHANGED, f.relayChanged());
+    events.publish(NodeEvents.Type.KEY_CHANGED, f.keyChanged());
   }
 
   private Future<Void> nextChunk(Iterator<List<List<String>>> it, Map<String, LiveNode> settling) {
@@ -342,10 +355,11 @@ public final class WriteBehindVerticle extends VerticleBase {
   private Future<Void> writeBatch(List<String> ids, Map<String, LiveNode> read, Map<String, LiveNode> before) {
     int n = ids.size();
     return write(ids, read, before)
-        .compose(rows -> rows == n || before.isEmpty() ? Future.succeededFuture(rows) : rewriteWhole(ids, read, before).map(more -> rows + more))
-        .compose(rows -> rows == n ? Future.succeededFuture(rows) : dropLeftovers(ids.toArray(new String[0])).map(rows))
-        .map(rows -> {
+        .compose(f -> f.rows() == n || before.isEmpty() ? Future.succeededFuture(f) : rewriteWhole(ids, read, before).map(f::plus))
+        .compose(f -> f.rows() == n ? Future.succeededFuture(f) : dropLeftovers(ids.toArray(new String[0])).map(f))
+        .map(f -> {
           for (String id : ids) written.put(id, read.get(id));
+          publish(f);
           return null;
         });
   }
@@ -379,7 +393,7 @@ public final class WriteBehindVerticle extends VerticleBase {
           + "with its heartbeat time alone while the whole row is refused; every other row is written", id, reason);
     }
     String[] nothing = new String[1];
-    return nodes.flushLive(new String[] {id}, new Long[] {value.heartbeatAt()}, new Long[1], nothing, nothing, nothing, nothing)
+    return nodes.flush(new String[] {id}, new Long[] {value.heartbeatAt()}, new Long[1], nothing, nothing, nothing, nothing, nothing)
         .<Void>map(rows -> {
           written.put(id, value);
           return null;

@@ -1,10 +1,9 @@
 package io.meshplane.http;
 
 import io.meshplane.common.Refusal;
-
-import io.vertx.core.Handler;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.TooLongFrameException;
+import io.vertx.core.Handler;
 import io.vertx.core.http.HttpClosedException;
 import io.vertx.core.json.DecodeException;
 import io.vertx.core.net.impl.VertxConnection;

@@ -1,7 +1,6 @@
 package io.meshplane.http;
 
 import io.meshplane.common.Refusal;
-
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.vertx.core.Future;
@@ -12,7 +11,6 @@ import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
-import io.vertx.ext.web.Router;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -41,12 +39,12 @@ public final class HttpVerticle extends VerticleBase {
   private final String host;
   private final int port;
   private final Duration grace;
-  private final Function<Vertx, Router> routes;
+  private final Function<Vertx, Handler<HttpServerRequest>> routes;
   private final AtomicInteger boundPort;
   private volatile Handler<HttpServerRequest> router;
   private HttpServer server;
 
-  public HttpVerticle(String host, int port, Duration grace, Function<Vertx, Router> routes, AtomicInteger boundPort) {
+  public HttpVerticle(String host, int port, Duration grace, Function<Vertx, Handler<HttpServerRequest>> routes, AtomicInteger boundPort) {
     this.host = host;
     this.port = port;
     this.grace = grace;
@@ -80,7 +78,7 @@ public final class HttpVerticle extends VerticleBase {
   }
 
   /** Replaces the router, built on this instance's event loop (its handlers may keep per-loop state). */
-  public Future<Void> install(Function<Vertx, Router> next) {
+  public Future<Void> install(Function<Vertx, Handler<HttpServerRequest>> next) {
     Promise<Void> done = Promise.promise();
     context.runOnContext(v -> {
       try {

@@ -1,7 +1,6 @@
 package io.meshplane.http;
 
 import io.meshplane.common.Refusal;
-
 import io.vertx.core.MultiMap;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;

@@ -1,7 +1,6 @@
 package io.meshplane.http;
 
 import io.meshplane.common.Refusal;
-
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;

@@ -1,7 +1,6 @@
 package io.meshplane.http;
 
 import io.meshplane.common.Refusal;
-
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.http.HttpServerResponse;

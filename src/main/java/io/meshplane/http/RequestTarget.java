@@ -1,7 +1,6 @@
 package io.meshplane.http;
 
 import io.meshplane.common.Refusal;
-
 import java.util.HashSet;
 import java.util.Set;
 

@@ -1,15 +1,25 @@
 package io.meshplane.http;
 
+import io.meshplane.access.Authenticator;
+import io.meshplane.access.Denials;
+import io.meshplane.common.Refusal;
 import io.meshplane.observe.Observability;
 import io.meshplane.observe.Readiness;
+import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.Route;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.handler.BodyHandler;
 import io.vertx.micrometer.PrometheusScrapingHandler;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * The plumbing every HTTP component shares (SPEC §2, §8): request ids, the 64 KiB body limit, the
@@ -33,8 +43,48 @@ public final class Routers {
   }
 
   /** Serves the OpenAPI document at {@code path}, without authentication (it describes the API, it holds no data). */
-  public static void openApi(Router router, String path, Buffer document) {
+  static void openApi(Router router, String path, Buffer document) {
     router.get(path).handler(ctx -> ctx.response().putHeader("Content-Type", "application/yaml").end(document));
+  }
+
+  /** A router's handler, the API mounted on it, and the routes under its prefix that the API did not mount. */
+  public record Mounted(Handler<HttpServerRequest> handler, Api api, Supplier<List<String>> unguarded) {}
+
+  /**
+   * An API on a fresh base router, with {@code mount} adding the features' routes: what a component
+   * serves once it is started. {@code <prefix>/openapi.yaml} serves {@code openApi} without a token.
+   */
+  public static Mounted api(Vertx vertx, Observability observability, Readiness readiness, Buffer openApi, String name, String prefix,
+      boolean machines, Authenticator authenticator, Denials denials, Consumer<Api> mount) {
+    Router router = base(vertx, observability, readiness);
+    String openApiPath = prefix + "/openapi.yaml";
+    openApi(router, openApiPath, openApi);
+    Api api = new Api(router, name, prefix, machines, authenticator, denials);
+    mount.accept(api);
+    return new Mounted(router, api, () -> {
+      List<String> out = new ArrayList<>();
+      for (Route r : router.getRoutes()) {
+        String path = r.getPath() != null ? r.getPath() : r.getName();
+        if (path == null || !path.startsWith(prefix) || path.equals(openApiPath) || api.mounted(r)) continue;
+        out.add((r.methods() == null ? "*" : r.methods().toString()) + " " + path);
+      }
+      return out;
+    });
+  }
+
+  /**
+   * What a component serves while the replica starts: probes, metrics, the API's description, and 503
+   * {@code unavailable} with {@code Retry-After: 5} for every other path under {@code prefix}.
+   */
+  public static Handler<HttpServerRequest> starting(Vertx vertx, Observability observability, Readiness readiness, Buffer openApi,
+      String prefix, Supplier<String> why) {
+    Router router = base(vertx, observability, readiness);
+    openApi(router, prefix + "/openapi.yaml", openApi);
+    router.route(prefix + "/*").handler(ctx -> {
+      ctx.response().putHeader("Retry-After", "5");
+      ctx.fail(Refusal.unavailable("this replica is starting (" + why.get() + "); retry"));
+    });
+    return router;
   }
 
   public static Router base(Vertx vertx, Observability observability, Readiness readiness) {

@@ -1,7 +1,7 @@
 package io.meshplane.node;
 
-import io.meshplane.common.Refusal;
 import io.meshplane.common.Fields;
+import io.meshplane.common.Refusal;
 import io.meshplane.http.StrictJson;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

@@ -17,13 +17,13 @@ class ClusterFormationTest {
     try (TestDatabase db = TestDatabase.create(); TestReplicas replicas = new TestReplicas(2); Http http = new Http()) {
       Meshplane a = replicas.start(0, db.url());
       Meshplane b = replicas.start(1, db.url());
-      assertEquals(2, a.services().hazelcast().getCluster().getMembers().size());
-      assertEquals(2, b.services().hazelcast().getCluster().getMembers().size());
+      assertEquals(2, a.hazelcast().getCluster().getMembers().size());
+      assertEquals(2, b.hazelcast().getCluster().getMembers().size());
       for (Meshplane m : new Meshplane[] {a, b}) {
         assertEquals(200, http.get(m.coordinatorPort(), "/readyz").statusCode());
         String metrics = http.get(m.coordinatorPort(), "/metrics").bodyAsString();
         assertTrue(metrics.contains("hazelcast_cluster_members 2.0"), "member count 2 in /metrics");
-        assertTrue(m.services().hazelcast().getCluster().getLocalMember().getAddress().getHost().equals("127.0.0.1"));
+        assertTrue(m.hazelcast().getCluster().getLocalMember().getAddress().getHost().equals("127.0.0.1"));
       }
       // the partitions are spread over both members (migration after a join takes a moment)
       long deadline = System.currentTimeMillis() + 20_000;

@@ -1,12 +1,11 @@
 package io.meshplane.app;
 
-import io.meshplane.common.Durations;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.meshplane.common.Durations;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -3,10 +3,14 @@ package io.meshplane.auth;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 
+import io.meshplane.access.Grants;
+import io.meshplane.access.Permission;
+import io.meshplane.access.Role;
+import io.meshplane.access.Surface;
 import io.meshplane.app.Meshplane;
+import io.meshplane.http.Api;
 import io.meshplane.testing.Http;
-import io.meshplane.testing.TestDatabase;
-import io.meshplane.testing.TestReplicas;
+import io.meshplane.testing.TestCluster;
 import io.meshplane.testing.Tokens;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
@@ -54,28 +58,24 @@ class PermissionMatrixTest {
 
   /** The node the matrix's agent token belongs to: its own heartbeat route is the one it may call. */
   static final String AGENT_NODE = "nd_01m8000000000000000000000a";
-  static TestDatabase db;
-  static TestReplicas replicas;
+  static TestCluster cluster;
   static Meshplane app;
   static Http http;
 
   @BeforeAll
   static void start() {
-    db = TestDatabase.create();
-    replicas = new TestReplicas(1);
-    app = replicas.start(0, db.url());
-    http = new Http();
+    cluster = TestCluster.started(1);
+    app = cluster.replica(0);
+    http = cluster.http();
   }
 
   @AfterAll
   static void stop() {
-    if (http != null) http.close();
-    if (replicas != null) replicas.close();
-    if (db != null) db.close();
+    if (cluster != null) cluster.close();
   }
 
   @Test
-  void theSurfaceTableIsExactlySpecSection3() {
+  void theGrantsTableIsExactlySpecSections3And7() {
     Map<Surface, Set<String>> spec = new EnumMap<>(Surface.class);
     spec.put(Surface.ADMIN, Set.of("tokens:read", "tokens:write", "nodes:read", "nodes:enroll", "nodes:operate", "nodes:services",
         "acl:read", "acl:write", "audit:read", "events:read"));
@@ -86,21 +86,39 @@ class PermissionMatrixTest {
     spec.put(Surface.MONITORING, Set.of("nodes:read", "acl:read", "audit:read", "events:read"));
     spec.put(Surface.AGENT, Set.of("heartbeat"));
     for (Surface s : Surface.values()) {
-      Set<String> actual = new TreeSet<>();
-      s.permissions().forEach(p -> actual.add(p.wire));
-      assertEquals(new TreeSet<>(spec.get(s)), actual, s.wire);
+      assertEquals(new TreeSet<>(spec.get(s)), new TreeSet<>(Grants.of(s).permissionNames()), s.wire);
     }
+    // SPEC §7: admin = the admin surface + managing users; operator = the operator surface + tokens:read/write
+    // for tokens whose surface is not admin; viewer = the monitoring surface
+    Set<String> admin = new TreeSet<>(spec.get(Surface.ADMIN));
+    admin.add("users:manage");
+    assertEquals(admin, new TreeSet<>(Grants.of(Role.ADMIN).permissionNames()));
+    Set<String> operator = new TreeSet<>(spec.get(Surface.OPERATOR));
+    operator.addAll(Set.of("tokens:read", "tokens:write"));
+    assertEquals(operator, new TreeSet<>(Grants.of(Role.OPERATOR).permissionNames()));
+    assertEquals(new TreeSet<>(spec.get(Surface.MONITORING)), new TreeSet<>(Grants.of(Role.VIEWER).permissionNames()));
+    // who may mint (and rotate, and revoke) which surfaces: admins all but agent; an operator user all but admin
+    Set<Surface> creatable = EnumSet.complementOf(EnumSet.of(Surface.AGENT));
+    assertEquals(creatable, Grants.of(Surface.ADMIN).mintable());
+    assertEquals(creatable, Grants.of(Role.ADMIN).mintable());
+    assertEquals(EnumSet.complementOf(EnumSet.of(Surface.AGENT, Surface.ADMIN)), Grants.of(Role.OPERATOR).mintable());
+    for (Surface s : EnumSet.complementOf(EnumSet.of(Surface.ADMIN))) assertEquals(Set.of(), Grants.of(s).mintable(), s.wire);
+    assertEquals(Set.of(), Grants.of(Role.VIEWER).mintable());
   }
 
   @Test
   void everyMountedRouteIsDeclaredAndEveryDeclaredRouteHasAMatrixRow() {
     Set<String> declared = new TreeSet<>();
-    for (SecuredRoutes.Declared d : app.declaredRoutes()) {
-      declared.add(d.method().name() + " " + d.path());
-      assertEquals(EXPECTED.get(d.method().name() + " " + d.path()), d.permission(), d.method() + " " + d.path());
+    assertEquals(List.of("coordinator"), app.apis().stream().map(Api::name).toList(), "every API this replica serves is in the matrix");
+    for (Api api : app.apis()) {
+      for (Api.Declared d : api.declared()) {
+        declared.add(d.method().name() + " " + d.path());
+        assertEquals(EXPECTED.get(d.method().name() + " " + d.path()), d.permission(), d.method() + " " + d.path());
+      }
     }
     assertEquals(new TreeSet<>(EXPECTED.keySet()), declared, "every declared route has exactly one row in the matrix");
-    assertEquals(declared, new TreeSet<>(app.mountedApiRoutes()), "nothing is mounted under /v1 without a guard");
+    assertEquals(List.of(), app.unguardedRoutes(), "nothing is mounted under /v1 without a guard");
+    assertEquals(200, http.get(app.coordinatorPort(), Meshplane.OPENAPI_PATH).statusCode(), "but the public API description");
   }
 
   @Test
@@ -123,7 +141,7 @@ class PermissionMatrixTest {
     List<String> mismatches = new ArrayList<>();
     for (Map.Entry<String, Permission> row : EXPECTED.entrySet()) {
       for (Surface s : Surface.values()) {
-        boolean allowed = row.getValue() == null || s.grants(row.getValue());
+        boolean allowed = row.getValue() == null || Grants.of(s).grants(row.getValue());
         HttpResponse<Buffer> r = call(row.getKey(), tokens.get(s));
         assertNotEquals(401, r.statusCode(), row.getKey() + " as " + s.wire + ": " + r.bodyAsString());
         boolean forbidden = r.statusCode() == 403 && "forbidden".equals(r.bodyAsJsonObject().getString("code"));

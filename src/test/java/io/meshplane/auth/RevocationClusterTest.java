@@ -5,9 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.app.Meshplane;
 import io.meshplane.testing.Http;
-import io.meshplane.testing.TestDatabase;
-import io.meshplane.testing.TestReplicas;
-import io.meshplane.testing.Tokens;
+import io.meshplane.testing.TestCluster;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
@@ -22,8 +20,7 @@ import org.junit.jupiter.api.Timeout;
 /** Revocation and rotation across replicas: what one replica decides, every replica enforces within a second. */
 @Timeout(240)
 class RevocationClusterTest {
-  static TestDatabase db;
-  static TestReplicas replicas;
+  static TestCluster cluster;
   static Meshplane a;
   static Meshplane b;
   static Http http;
@@ -31,19 +28,16 @@ class RevocationClusterTest {
 
   @BeforeAll
   static void start() {
-    db = TestDatabase.create();
-    replicas = new TestReplicas(3);
-    a = replicas.start(0, db.url());
-    b = replicas.start(1, db.url());
-    http = new Http();
-    root = Tokens.admin(a);
+    cluster = TestCluster.of(3);
+    a = cluster.start(0);
+    b = cluster.start(1);
+    http = cluster.http();
+    root = cluster.admin();
   }
 
   @AfterAll
   static void stop() {
-    if (http != null) http.close();
-    if (replicas != null) replicas.close();
-    if (db != null) db.close();
+    if (cluster != null) cluster.close();
   }
 
   static JsonObject create(Meshplane on, String name) {
@@ -80,8 +74,8 @@ class RevocationClusterTest {
     System.out.println("revocation visible on the other replica after " + onB + " ms");
     assertEquals(401, http.get(a.coordinatorPort(), "/v1/auth/whoami", token).statusCode());
 
-    Meshplane c = replicas.start(2, db.url());
-    assertEquals(3, c.services().hazelcast().getCluster().getMembers().size());
+    Meshplane c = cluster.start(2);
+    assertEquals(3, c.hazelcast().getCluster().getMembers().size());
     HttpResponse<Buffer> r = http.get(c.coordinatorPort(), "/v1/auth/whoami", token);
     assertEquals(401, r.statusCode());
     assertEquals("token_revoked", r.bodyAsJsonObject().getString("code"), "a replica started after the revocation knows it at once");

@@ -6,11 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.meshplane.access.Surface;
 import io.meshplane.app.Meshplane;
 import io.meshplane.http.Problems;
 import io.meshplane.testing.Http;
-import io.meshplane.testing.TestDatabase;
-import io.meshplane.testing.TestReplicas;
+import io.meshplane.testing.TestCluster;
 import io.meshplane.testing.Tokens;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
@@ -37,8 +37,7 @@ import org.junit.jupiter.api.Timeout;
 /** The token endpoints, their validation, scope boundaries, escalation rules, credentials and the audit trail. */
 @Timeout(180)
 class TokenApiTest {
-  static TestDatabase db;
-  static TestReplicas replicas;
+  static TestCluster cluster;
   static Meshplane app;
   static Http http;
   static int port;
@@ -47,20 +46,17 @@ class TokenApiTest {
 
   @BeforeAll
   static void start() {
-    db = TestDatabase.create();
-    replicas = new TestReplicas(1);
-    app = replicas.start(0, db.url());
+    cluster = TestCluster.started(1);
+    app = cluster.replica(0);
     port = app.coordinatorPort();
-    http = new Http();
-    root = Tokens.admin(app);
-    keys = SigningKeys.loadOrCreate(replicas.keysDir());
+    http = cluster.http();
+    root = cluster.admin();
+    keys = SigningKeys.loadOrCreate(cluster.replicas().keysDir());
   }
 
   @AfterAll
   static void stop() {
-    if (http != null) http.close();
-    if (replicas != null) replicas.close();
-    if (db != null) db.close();
+    if (cluster != null) cluster.close();
   }
 
   static String in(Duration d) {
@@ -85,7 +81,7 @@ class TokenApiTest {
   }
 
   long tokenRows() throws Exception {
-    try (Connection c = db.connect(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM tokens")) {
+    try (Connection c = cluster.db().connect(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT count(*) FROM tokens")) {
       rs.next();
       return rs.getLong(1);
     }
@@ -124,8 +120,8 @@ class TokenApiTest {
     for (int i = 0; i < 20; i++) assertEquals(200, http.get(port, "/v1/auth/whoami", t.getString("token")).statusCode());
     // visible at once on this replica (from memory), and in PostgreSQL after one coalesced flush
     assertNotNull(http.get(port, "/v1/auth/tokens/" + id, root).bodyAsJsonObject().getString("last_used_at"));
-    app.services().tokenUsage().flush().await(10, TimeUnit.SECONDS);
-    try (Connection c = db.connect(); Statement st = c.createStatement();
+    app.auth().usage().flush().await(10, TimeUnit.SECONDS);
+    try (Connection c = cluster.db().connect(); Statement st = c.createStatement();
          ResultSet rs = st.executeQuery("SELECT last_used_at FROM tokens WHERE id = '" + id + "'")) {
       assertTrue(rs.next());
       assertNotNull(rs.getTimestamp(1));

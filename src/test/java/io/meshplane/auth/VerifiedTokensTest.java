@@ -6,6 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.meshplane.access.Boundary;
+import io.meshplane.access.Caller;
+import io.meshplane.access.Grants;
+import io.meshplane.access.Surface;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -18,8 +22,9 @@ class VerifiedTokensTest {
     return HEADER + "." + payload + "." + sig;
   }
 
-  private static Principal principal(String id, long expires) {
-    return new Principal("tok_" + id, "agent:" + id, new Scope(new String("team"), new String("prod"), Surface.AGENT), expires, "nd_" + id);
+  private static Caller principal(String id, long expires) {
+    return new Caller(Caller.Kind.NODE, "nd_" + id, "agent:" + id, new Boundary(new String("team"), new String("prod")),
+        Grants.of(Surface.AGENT), "tok_" + id, expires);
   }
 
   private static final long LATER = System.currentTimeMillis() + 3_600_000;
@@ -29,9 +34,9 @@ class VerifiedTokensTest {
     VerifiedTokens cache = new VerifiedTokens(10, Runnable::run);
     String payload = "eyJzdWIiOiJuZF8xIiwianRpIjoidG9rXzEifQ";
     String sig = "MEUCIQDx7k2lq9yW3Zb0dGc1VjQ4cGZ6S0pUc0hQb2xpY3lBbmRPcHNCeVRoZVNlc3Npb25fMTIzNDU2Nzg5MA";
-    Principal p = principal("1", LATER);
+    Caller p = principal("1", LATER);
     cache.put(token(payload, sig), p);
-    Principal hit = cache.get(new String(token(payload, sig)));
+    Caller hit = cache.get(new String(token(payload, sig)));
     assertEquals(p, hit, "the same token text (another String) hits");
 
     List<String> altered = new ArrayList<>();
@@ -55,9 +60,9 @@ class VerifiedTokensTest {
     VerifiedTokens cache = new VerifiedTokens(10, Runnable::run);
     cache.put(token("cGF5bG9hZDE", "c2lnbmF0dXJlMQ"), principal("1", LATER));
     cache.put(token("cGF5bG9hZDI", "c2lnbmF0dXJlMg"), principal("2", LATER));
-    Principal one = cache.get(token("cGF5bG9hZDE", "c2lnbmF0dXJlMQ"));
-    Principal two = cache.get(token("cGF5bG9hZDI", "c2lnbmF0dXJlMg"));
-    assertSame(one.scope(), two.scope(), "one Scope object for every entry of the same team, environment and surface");
+    Caller one = cache.get(token("cGF5bG9hZDE", "c2lnbmF0dXJlMQ"));
+    Caller two = cache.get(token("cGF5bG9hZDI", "c2lnbmF0dXJlMg"));
+    assertSame(one.boundary(), two.boundary(), "one Boundary object for every entry of the same team and environment");
     assertEquals("nd_1", one.nodeId());
     assertEquals("nd_2", two.nodeId());
   }

@@ -9,7 +9,6 @@ import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.EntryProcessor;
 import com.hazelcast.map.IMap;
 import com.hazelcast.partition.Partition;
-
 import io.meshplane.app.Meshplane;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
@@ -65,9 +64,9 @@ class MemberLossTest {
       }
 
       // abrupt: no migration, no goodbye (the flush interval is long, so most entries are still dirty)
-      c.services().hazelcast().getLifecycleService().terminate();
+      c.hazelcast().getLifecycleService().terminate();
 
-      Map<String, LiveNode> live = a.services().live().map().getAll(Set.copyOf(acked.keySet()));
+      Map<String, LiveNode> live = a.heartbeat().live().map().getAll(Set.copyOf(acked.keySet()));
       Map<String, Long> inMap = new HashMap<>();
       live.forEach((id, n) -> inMap.put(id, n.heartbeatAt()));
       assertEquals(acked, inMap, "every acknowledged heartbeat is in the live map");
@@ -99,8 +98,8 @@ class MemberLossTest {
       Meshplane a = replicas.start(0, db.url());
       Meshplane b = replicas.start(1, db.url());
       String root = Tokens.admin(a);
-      HazelcastInstance hzA = a.services().hazelcast();
-      HazelcastInstance hzB = b.services().hazelcast();
+      HazelcastInstance hzA = a.hazelcast();
+      HazelcastInstance hzB = b.hazelcast();
       Member memberA = hzA.getCluster().getLocalMember();
       Member memberB = hzB.getCluster().getLocalMember();
       long settle = System.currentTimeMillis() + 30_000;

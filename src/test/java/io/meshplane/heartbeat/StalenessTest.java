@@ -99,7 +99,7 @@ class StalenessTest {
       assertEquals("node.stale", listed.getJsonObject(0).getString("type"));
       assertEquals("node.online", listed.getJsonObject(1).getString("type"));
       assertEquals("live-1", listed.getJsonObject(0).getJsonObject("node").getString("name"));
-      String other = Tokens.issue(a, "db", "prod", io.meshplane.auth.Surface.MONITORING).jwt();
+      String other = Tokens.issue(a, "db", "prod", io.meshplane.access.Surface.MONITORING).jwt();
       assertEquals(0, http.get(a.coordinatorPort(), "/v1/events", other).bodyAsJsonObject().getJsonArray("items").size(), "scoped");
 
       double transitions = metric(http, a, "mesh_node_stale_transitions_total") + metric(http, b, "mesh_node_stale_transitions_total");

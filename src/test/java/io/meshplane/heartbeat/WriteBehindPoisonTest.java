@@ -6,13 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.hazelcast.map.IMap;
 import io.meshplane.app.Meshplane;
-import io.meshplane.common.Ids;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.LogCapture;
 import io.meshplane.testing.Nodes;
+import io.meshplane.testing.TestCluster;
 import io.meshplane.testing.TestDatabase;
-import io.meshplane.testing.TestReplicas;
-import io.meshplane.testing.Tokens;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
@@ -41,8 +39,8 @@ import org.junit.jupiter.api.Timeout;
 class WriteBehindPoisonTest {
   static final long FLUSH_MS = 1000;
   static LogCapture logs;
+  static TestCluster cluster;
   static TestDatabase db;
-  static TestReplicas replicas;
   static Meshplane app;
   static Http http;
   static String root;
@@ -50,18 +48,16 @@ class WriteBehindPoisonTest {
   @BeforeAll
   static void start() {
     logs = LogCapture.attach();
-    db = TestDatabase.create();
-    replicas = new TestReplicas(1);
-    app = replicas.start(0, db.url(), Map.of("writebehind.flush_interval", FLUSH_MS + "ms"));
-    http = new Http();
-    root = Tokens.admin(app);
+    cluster = TestCluster.started(1, Map.of("writebehind.flush_interval", FLUSH_MS + "ms"));
+    db = cluster.db();
+    app = cluster.replica(0);
+    http = cluster.http();
+    root = cluster.admin();
   }
 
   @AfterAll
   static void stop() {
-    if (http != null) http.close();
-    if (replicas != null) replicas.close();
-    if (db != null) db.close();
+    if (cluster != null) cluster.close();
     if (logs != null) logs.close();
   }
 
@@ -86,7 +82,7 @@ class WriteBehindPoisonTest {
       String telemetry = id.equals(bad) ? "{\"x\":\"\\u0000\"}" : "{\"seq\":1}";
       entries.put(id, new LiveNode(at, true, new String[] {"198.51.100.7:41641"}, "", "", new String[0], telemetry));
     }
-    IMap<String, LiveNode> map = app.services().live().map();
+    IMap<String, LiveNode> map = app.heartbeat().live().map();
     long t0 = System.currentTimeMillis();
     map.setAll(entries);
 
@@ -125,8 +121,8 @@ class WriteBehindPoisonTest {
     map.set(bad, new LiveNode(at + 2000, true, new String[0], "", "", new String[0], "{\"fixed\":true}"));
     awaitCount("SELECT count(*) FROM nodes WHERE id = '" + bad + "' AND telemetry = '{\"fixed\":true}'", 1);
     long until = System.currentTimeMillis() + 5000;
-    while (app.quarantine().size() > 0 && System.currentTimeMillis() < until) Thread.sleep(50);
-    assertEquals(0, app.quarantine().size());
+    while (app.heartbeat().quarantine().size() > 0 && System.currentTimeMillis() < until) Thread.sleep(50);
+    assertEquals(0, app.heartbeat().quarantine().size());
     assertEquals(0, http.get(app.coordinatorPort(), "/readyz").bodyAsJsonObject().getJsonObject("checks")
         .getJsonObject("writebehind").getInteger("quarantined"));
   }
@@ -170,7 +166,7 @@ class WriteBehindPoisonTest {
       st.setString(2, deep.id());
       st.executeUpdate();
     }
-    app.services().live().map().set(deep.id(), new LiveNode(System.currentTimeMillis(), false, new String[0], "", "", new String[0], thousandDeep));
+    app.heartbeat().live().map().set(deep.id(), new LiveNode(System.currentTimeMillis(), false, new String[0], "", "", new String[0], thousandDeep));
     logs.clear();
     HttpResponse<Buffer> list = http.get(app.coordinatorPort(), "/v1/nodes", root);
     assertEquals(200, list.statusCode(), list.bodyAsString().substring(0, Math.min(300, list.bodyAsString().length())));
@@ -186,7 +182,7 @@ class WriteBehindPoisonTest {
     assertEquals(1, fineRecord.getJsonObject("telemetry").getInteger("seq"), "the others are whole");
     assertEquals(200, http.get(app.coordinatorPort(), "/v1/nodes/" + deep.id(), root).statusCode());
     assertEquals(List.of(), logs.problems());
-    app.services().live().map().delete(deep.id());
+    app.heartbeat().live().map().delete(deep.id());
   }
 
   private static int count(String sql) throws Exception {

@@ -4,15 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.meshplane.access.Surface;
 import io.meshplane.app.Meshplane;
-import io.meshplane.auth.Surface;
 import io.meshplane.heartbeat.LiveNode;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.LogCapture;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.RawHttp;
+import io.meshplane.testing.TestCluster;
 import io.meshplane.testing.TestDatabase;
-import io.meshplane.testing.TestReplicas;
 import io.meshplane.testing.Tokens;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
@@ -78,8 +78,8 @@ class HostileInputTest {
   }
 
   static LogCapture logs;
+  static TestCluster cluster;
   static TestDatabase db;
-  static TestReplicas replicas;
   static Meshplane app;
   static Http http;
   static int port;
@@ -94,12 +94,12 @@ class HostileInputTest {
   @BeforeContainer
   static void start() throws Exception {
     logs = LogCapture.attach();
-    db = TestDatabase.create();
-    replicas = new TestReplicas(1);
-    app = replicas.start(0, db.url());
+    cluster = TestCluster.started(1);
+    db = cluster.db();
+    app = cluster.replica(0);
     port = app.coordinatorPort();
-    http = new Http();
-    admin = Tokens.admin(app);
+    http = cluster.http();
+    admin = cluster.admin();
     node = Nodes.enroll(http, port, admin, "hostile-target", "web", "prod");
     assertEquals(200, http.send(HttpMethod.POST, port, "/v1/nodes/" + node.id() + "/heartbeat", node.token(), Nodes.beat(1)).statusCode());
     tokenId = Tokens.issue(app, "web", "prod", Surface.MONITORING).record().id();
@@ -152,9 +152,7 @@ class HostileInputTest {
 
   @AfterContainer
   static void stop() {
-    if (http != null) http.close();
-    if (replicas != null) replicas.close();
-    if (db != null) db.close();
+    if (cluster != null) cluster.close();
     if (logs != null) logs.close();
   }
 
@@ -217,7 +215,7 @@ class HostileInputTest {
         }
       }
     }
-    LiveNode live = app.services().live().map().get(node.id());
+    LiveNode live = app.heartbeat().live().map().get(node.id());
     sb.append(live == null ? "none" : live.heartbeatAt() + String.join(",", live.endpoints()) + live.telemetry());
     return sb.toString();
   }

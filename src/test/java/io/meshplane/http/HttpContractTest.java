@@ -9,8 +9,7 @@ import io.meshplane.app.Meshplane;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.LogCapture;
 import io.meshplane.testing.RawHttp;
-import io.meshplane.testing.TestDatabase;
-import io.meshplane.testing.TestReplicas;
+import io.meshplane.testing.TestCluster;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
@@ -26,8 +25,7 @@ import org.junit.jupiter.api.Timeout;
 /** SPEC §2 and §8 against one real replica: the error contract, request ids, probes and metrics. */
 @Timeout(120)
 class HttpContractTest {
-  static TestDatabase db;
-  static TestReplicas replicas;
+  static TestCluster cluster;
   static Meshplane app;
   static Http http;
   static int api;
@@ -38,20 +36,17 @@ class HttpContractTest {
   @BeforeAll
   static void start() {
     logs = LogCapture.attach();
-    db = TestDatabase.create();
-    replicas = new TestReplicas(1);
-    app = replicas.start(0, db.url());
+    cluster = TestCluster.started(1);
+    app = cluster.replica(0);
     api = app.coordinatorPort();
     panel = app.panelPort();
-    http = new Http();
+    http = cluster.http();
   }
 
   @AfterAll
   static void stop() {
     if (logs != null) logs.close();
-    if (http != null) http.close();
-    if (replicas != null) replicas.close();
-    if (db != null) db.close();
+    if (cluster != null) cluster.close();
   }
 
   static JsonObject problem(HttpResponse<Buffer> r, int status, String code) {

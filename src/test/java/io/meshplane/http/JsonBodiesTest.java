@@ -1,13 +1,12 @@
 package io.meshplane.http;
 
-import io.meshplane.common.Refusal;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.meshplane.common.Refusal;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;

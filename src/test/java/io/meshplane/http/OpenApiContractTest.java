@@ -9,12 +9,9 @@ import com.atlassian.oai.validator.model.SimpleRequest;
 import com.atlassian.oai.validator.model.SimpleResponse;
 import com.atlassian.oai.validator.report.ValidationReport;
 import io.meshplane.app.Meshplane;
-import io.meshplane.auth.SecuredRoutes;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
-import io.meshplane.testing.TestDatabase;
-import io.meshplane.testing.TestReplicas;
-import io.meshplane.testing.Tokens;
+import io.meshplane.testing.TestCluster;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
@@ -42,8 +39,7 @@ import org.yaml.snakeyaml.Yaml;
  */
 @Timeout(180)
 class OpenApiContractTest {
-  static TestDatabase db;
-  static TestReplicas replicas;
+  static TestCluster cluster;
   static Meshplane app;
   static Http http;
   static int port;
@@ -53,20 +49,17 @@ class OpenApiContractTest {
 
   @BeforeAll
   static void start() {
-    db = TestDatabase.create();
-    replicas = new TestReplicas(1);
-    app = replicas.start(0, db.url());
+    cluster = TestCluster.started(1);
+    app = cluster.replica(0);
     port = app.coordinatorPort();
-    http = new Http();
+    http = cluster.http();
     spec = http.get(port, Meshplane.OPENAPI_PATH).bodyAsString();
     validator = OpenApiInteractionValidator.createForInlineApiSpecification(spec).build();
   }
 
   @AfterAll
   static void stop() {
-    if (http != null) http.close();
-    if (replicas != null) replicas.close();
-    if (db != null) db.close();
+    if (cluster != null) cluster.close();
   }
 
   @Test
@@ -80,13 +73,15 @@ class OpenApiContractTest {
       }
     }
     Set<String> served = new TreeSet<>(List.of("GET /healthz", "GET /readyz", "GET /metrics", "GET " + Meshplane.OPENAPI_PATH));
-    for (SecuredRoutes.Declared d : app.declaredRoutes()) served.add(d.method().name() + " " + d.path());
+    for (Api api : app.apis()) {
+      for (Api.Declared d : api.declared()) served.add(d.method().name() + " " + d.path());
+    }
     assertEquals(served, documented);
   }
 
   @Test
   void realAnswersOfEveryRouteMatchTheDocument() {
-    String root = Tokens.admin(app);
+    String root = cluster.admin();
     String in1d = Instant.now().plus(Duration.ofDays(1)).toString();
 
     check("GET", "/healthz", null, null, null);

@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.meshplane.access.Surface;
 import io.meshplane.app.Meshplane;
-import io.meshplane.auth.Surface;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
+import io.meshplane.testing.TestCluster;
 import io.meshplane.testing.TestDatabase;
-import io.meshplane.testing.TestReplicas;
 import io.meshplane.testing.Tokens;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
@@ -40,8 +40,8 @@ import org.junit.jupiter.api.Timeout;
 class NodeLifecycleTest {
   /** Long enough that a burst of 200 heartbeats surely fits in one interval even on a busy 2-core machine. */
   static final long FLUSH_MS = 2000;
+  static TestCluster cluster;
   static TestDatabase db;
-  static TestReplicas replicas;
   static Meshplane a;
   static Meshplane b;
   static Http http;
@@ -49,12 +49,12 @@ class NodeLifecycleTest {
 
   @BeforeAll
   static void start() throws Exception {
-    db = TestDatabase.create();
-    replicas = new TestReplicas(2);
-    a = replicas.start(0, db.url(), Map.of("writebehind.flush_interval", FLUSH_MS + "ms"));
-    b = replicas.start(1, db.url(), Map.of("writebehind.flush_interval", FLUSH_MS + "ms"));
-    http = new Http();
-    root = Tokens.admin(a);
+    cluster = TestCluster.started(2, Map.of("writebehind.flush_interval", FLUSH_MS + "ms"));
+    db = cluster.db();
+    a = cluster.replica(0);
+    b = cluster.replica(1);
+    http = cluster.http();
+    root = cluster.admin();
     try (Connection c = db.connect(); Statement st = c.createStatement()) {
       // counts every row write the write-behind makes (test schema only)
       st.execute("CREATE TABLE test_node_writes (node_id text, at timestamptz DEFAULT clock_timestamp())");
@@ -66,9 +66,7 @@ class NodeLifecycleTest {
 
   @AfterAll
   static void stop() {
-    if (http != null) http.close();
-    if (replicas != null) replicas.close();
-    if (db != null) db.close();
+    if (cluster != null) cluster.close();
   }
 
   static HttpResponse<Buffer> beat(Meshplane on, Nodes.Enrolled n, JsonObject body) {
@@ -358,11 +356,11 @@ class NodeLifecycleTest {
   void aLiveEntryLeftBehindByADeletedNodeIsDroppedByTheWriteBehind() throws Exception {
     // what a heartbeat racing a deletion leaves: a live entry with no node row
     String orphan = "nd_01m8000000000000000000rphn";
-    a.services().live().map().set(orphan, new io.meshplane.heartbeat.LiveNode(System.currentTimeMillis(), true, new String[0], "", "",
+    a.heartbeat().live().map().set(orphan, new io.meshplane.heartbeat.LiveNode(System.currentTimeMillis(), true, new String[0], "", "",
         new String[0], "{}"));
     long deadline = System.currentTimeMillis() + 3 * FLUSH_MS + 2000;
-    while (a.services().live().map().containsKey(orphan) && System.currentTimeMillis() < deadline) Thread.sleep(100);
-    assertFalse(a.services().live().map().containsKey(orphan), "the leftover entry was dropped");
+    while (a.heartbeat().live().map().containsKey(orphan) && System.currentTimeMillis() < deadline) Thread.sleep(100);
+    assertFalse(a.heartbeat().live().map().containsKey(orphan), "the leftover entry was dropped");
   }
 
   @Test

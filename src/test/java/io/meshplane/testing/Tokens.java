@@ -1,8 +1,8 @@
 package io.meshplane.testing;
 
+import io.meshplane.access.Surface;
 import io.meshplane.app.Meshplane;
 import io.meshplane.auth.Scope;
-import io.meshplane.auth.Surface;
 import io.meshplane.auth.TokenIssuer;
 import java.time.Duration;
 import java.time.Instant;
@@ -18,8 +18,8 @@ public final class Tokens {
 
   public static TokenIssuer.Issued issue(Meshplane app, String name, Scope scope, String nodeId, Instant expires) {
     try {
-      return app.services().pool()
-          .withTransaction(tx -> app.services().issuer().issue(tx, name, scope, nodeId, expires, "cli")) // as the bootstrap command records it
+      return app.pool()
+          .withTransaction(tx -> app.auth().issuer().issue(tx, name, scope, nodeId, expires, "cli")) // as the bootstrap command records it
           .await(20, TimeUnit.SECONDS);
     } catch (java.util.concurrent.TimeoutException e) {
       throw new AssertionError(e);

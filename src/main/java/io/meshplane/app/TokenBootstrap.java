@@ -1,12 +1,16 @@
-package io.meshplane.auth;
+package io.meshplane.app;
 
-import io.meshplane.common.Blocking;
-import io.meshplane.app.Database;
-import io.meshplane.app.MeshConfig;
+import io.meshplane.access.Surface;
+import io.meshplane.audit.Actor;
 import io.meshplane.audit.AuditEvent;
 import io.meshplane.audit.AuditLog;
-import io.meshplane.common.Ids;
-import io.meshplane.common.Times;
+import io.meshplane.auth.Jwts;
+import io.meshplane.auth.Scope;
+import io.meshplane.auth.SigningKeys;
+import io.meshplane.auth.TokenIssuer;
+import io.meshplane.auth.TokenRepository;
+import io.meshplane.common.Blocking;
+import io.meshplane.common.RequestInfo;
 import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.time.Duration;
@@ -32,13 +36,13 @@ public final class TokenBootstrap {
       try {
         Pool pool = db.pool(vertx, 1);
         SigningKeys keys = SigningKeys.loadOrCreate(config.keysDir());
-        TokenIssuer issuer = new TokenIssuer(new Jwts(vertx, keys, config), new TokenRepository(pool), keys);
+        TokenIssuer issuer = new TokenIssuer(new Jwts(vertx, keys, config.issuer()), new TokenRepository(pool), keys);
         AuditLog audit = new AuditLog(pool);
         String operator = System.getProperty("user.name", "unknown");
         TokenIssuer.Issued issued = Blocking.await(pool.withTransaction(tx ->
-            issuer.issue(tx, name, scope, null, expires, "cli").compose(i -> audit.record(tx, new AuditEvent(Ids.next("ev"),
-                Times.now(), "cli", "cli", operator, "token.create", "token", i.record().id(), AuditEvent.SUCCESS, null, null,
-                scope.team(), scope.environment())).map(i))), Duration.ofSeconds(30), "creating the token");
+            issuer.issue(tx, name, scope, null, expires, "cli").compose(i -> audit.record(tx, AuditEvent.of(Actor.cli(operator),
+                RequestInfo.NONE, "token.create", "token", i.record().id(), AuditEvent.SUCCESS, scope.team(), scope.environment()))
+                .map(i))), Duration.ofSeconds(30), "creating the token");
         return issued.jwt();
       } finally {
         Blocking.await(vertx.close(), Duration.ofSeconds(10), "closing");

@@ -1,6 +1,9 @@
-package io.meshplane.auth;
+package io.meshplane.access;
 
-/** What a caller may do (SPEC §3). Routes declare exactly one; surfaces grant sets of them. */
+/**
+ * What a caller may do (SPEC §3, §7). Routes declare exactly one; the {@link Grants} table says which
+ * surfaces (tokens) and roles (people) hold which.
+ */
 public enum Permission {
   TOKENS_READ("tokens:read"),
   TOKENS_WRITE("tokens:write"),
@@ -12,7 +15,9 @@ public enum Permission {
   ACL_WRITE("acl:write"),
   AUDIT_READ("audit:read"),
   EVENTS_READ("events:read"),
-  HEARTBEAT("heartbeat");
+  HEARTBEAT("heartbeat"),
+  /** Managing panel users: the admin role only (SPEC §7); no token surface holds it. */
+  USERS_MANAGE("users:manage");
 
   public final String wire;
 

@@ -1,0 +1,39 @@
+package io.meshplane.heartbeat;
+
+import static io.vertx.core.http.HttpMethod.GET;
+
+import io.meshplane.access.Permission;
+import io.meshplane.common.Fields;
+import io.meshplane.common.Ids;
+import io.meshplane.http.Api;
+import io.meshplane.http.Cursors;
+import io.meshplane.http.Page;
+import io.meshplane.http.Responses;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+
+/** {@code GET /events}: node state changes (node.stale, node.online), oldest first, scoped and paged. */
+public final class EventRoutes {
+  private static final Set<String> TYPES = Set.of("node.stale", "node.online");
+
+  private EventRoutes() {}
+
+  public static void mount(Api api, LiveRepository repository, Cursors cursors) {
+    api.route(GET, "/events", Permission.EVENTS_READ, "event.list", null, (ctx, caller) -> {
+      Page page = Page.from(ctx, cursors, "events");
+      Fields f = new Fields();
+      String sinceRaw = ctx.request().getParam("since");
+      Instant since = sinceRaw == null ? null : f.parseTimestamp(sinceRaw, "since");
+      String type = ctx.request().getParam("type");
+      if (type != null && !TYPES.contains(type)) f.error("type", "must be node.stale or node.online");
+      String node = ctx.request().getParam("node_id");
+      if (node != null && !Ids.looksLike("nd", node)) f.error("node_id", "is not a node id");
+      f.check();
+      return repository.events(caller.boundary(), page.afterPart(0), since, type, node, page.fetch()).map(events -> {
+        Responses.ok(ctx, page.respond(events, e -> e, e -> List.of(e.getString("id"))));
+        return null;
+      });
+    });
+  }
+}

@@ -1,0 +1,137 @@
+package io.meshplane.heartbeat;
+
+import com.hazelcast.core.HazelcastInstance;
+import io.meshplane.common.Durations;
+import io.meshplane.http.Api;
+import io.meshplane.http.Cursors;
+import io.meshplane.module.Module;
+import io.meshplane.node.LiveNodes;
+import io.meshplane.node.NodeEvents;
+import io.meshplane.observe.MeshMetrics;
+import io.meshplane.observe.Readiness;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.ThreadingModel;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Heartbeats and live state as a module (SPEC §5): the heartbeat route (machines' API only), the live
+ * map and its view for the inventory ({@link #liveNodes()}), the write-behind, the staleness monitor,
+ * the cold-start seeding, the node state events ({@code GET /events}) and the {@code writebehind}
+ * readiness check. Changes it finds (endpoints, reported relay and key, stale and online again) are
+ * published as node events.
+ */
+public final class HeartbeatModule implements Module {
+  private static final Logger LOG = LoggerFactory.getLogger(HeartbeatModule.class);
+  /** The most heartbeats one event loop writes to the cluster map in one call. */
+  private static final int HEARTBEAT_MAX_BATCH = 2000;
+
+  /** This module's slice of the settings. */
+  public record Settings(Duration interval, Duration staleAfter, Duration flushInterval, int maxBacklog) {}
+
+  private final Vertx vertx;
+  private final HazelcastInstance hz;
+  private final NodeEvents events;
+  private final MeshMetrics metrics;
+  private final Cursors cursors;
+  private final Settings settings;
+  private final LiveState live;
+  private final LiveRepository repository;
+  private final LiveView view;
+  private final Quarantine quarantine = new Quarantine();
+  private volatile String writeBehindDeployment;
+
+  public HeartbeatModule(Vertx vertx, HazelcastInstance hz, Pool pool, NodeEvents events, MeshMetrics metrics, Cursors cursors,
+      Settings settings) {
+    this.vertx = vertx;
+    this.hz = hz;
+    this.events = events;
+    this.metrics = metrics;
+    this.cursors = cursors;
+    this.settings = settings;
+    this.live = new LiveState(vertx, hz);
+    this.repository = new LiveRepository(pool);
+    this.view = new LiveView(live);
+    MeterRegistry registry = metrics.registry();
+    Gauge.builder("mesh.writebehind.quarantined.rows", quarantine, Quarantine::size)
+        .description("Nodes whose rows PostgreSQL refuses now, written on their own (see /readyz)").register(registry);
+  }
+
+  @Override
+  public String name() {
+    return "heartbeat";
+  }
+
+  @Override
+  public void checks(Readiness readiness) {
+    readiness.registerLocal("writebehind", () -> metrics.writeBehindBacklog.get() > settings.maxBacklog()
+        ? "write-behind backlog above writebehind.max_backlog" : null, quarantine::details);
+  }
+
+  /**
+   * Takes the cluster's start time (the first member to get here sets it, so the cold-start grace
+   * counts from when heartbeats are served), then deploys the write-behind and the staleness monitor,
+   * and seeds the live map from PostgreSQL if this member started the cluster.
+   */
+  @Override
+  public Future<Void> start() {
+    long[] start = live.clusterStart(System.currentTimeMillis());
+    Staleness staleness = new Staleness(settings.staleAfter(), start[0]);
+    view.staleness(staleness);
+    DeploymentOptions worker = new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER);
+    return vertx.deployVerticle(new WriteBehindVerticle(live, repository, events, metrics, quarantine, settings.flushInterval()), worker)
+        .compose(id -> {
+          writeBehindDeployment = id;
+          return vertx.deployVerticle(new StalenessMonitor(hz, live, staleness, repository, events, metrics), worker);
+        })
+        .map(id -> {
+          if (start[1] == 1) {
+            LOG.info("this member started the cluster: nothing is declared stale before {}", Durations.format(settings.staleAfter()));
+            vertx.executeBlocking(() -> LiveSeed.seed(live, repository), false)
+                .onSuccess(n -> LOG.info("live state seeded from PostgreSQL: {} nodes", n))
+                .onFailure(t -> LOG.warn("live state not seeded from PostgreSQL: {}", t.getMessage()));
+          }
+          return null;
+        });
+  }
+
+  /**
+   * The heartbeat route first (Vert.x Web tries routes in order, and every path-parameter route before
+   * it would cost each heartbeat one more match), with this event loop's own batcher; then the events.
+   */
+  @Override
+  public void routes(Api api) {
+    if (api.forMachines()) {
+      HeartbeatBatcher batcher = new HeartbeatBatcher(vertx.getOrCreateContext(), live.map(), HEARTBEAT_MAX_BATCH,
+          metrics.heartbeatBatchSize);
+      HeartbeatRoutes.mount(api, batcher, metrics, settings.interval().toSeconds());
+    }
+    EventRoutes.mount(api, repository, cursors);
+  }
+
+  /** The write-behind's last flush of the entries this member owns (undeployed before Vert.x closes: it needs the pool). */
+  @Override
+  public Future<Void> stop() {
+    String id = writeBehindDeployment;
+    return id == null ? Future.succeededFuture() : vertx.undeploy(id);
+  }
+
+  /** The inventory's view of the live state. */
+  public LiveNodes liveNodes() {
+    return view;
+  }
+
+  public LiveState live() {
+    return live;
+  }
+
+  public Quarantine quarantine() {
+    return quarantine;
+  }
+}

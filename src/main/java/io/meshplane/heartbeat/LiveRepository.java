@@ -1,0 +1,148 @@
+package io.meshplane.heartbeat;
+
+import io.meshplane.access.Boundary;
+import io.meshplane.common.Sql;
+import io.meshplane.common.Times;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The heartbeat feature's SQL: the live columns of {@code nodes} (heartbeat time, endpoints, routes,
+ * reported relay and key, telemetry), which only the write-behind writes, and the node state events
+ * ({@code node_events}), which only the staleness monitors write. The record columns belong to the
+ * node feature.
+ */
+public final class LiveRepository {
+  /** A node's live columns as last flushed, for seeding the live map after a cold start of the whole cluster. */
+  public record Stored(String id, Instant heartbeatAt, String[] endpoints, String reportedRelay, String reportedKey, String[] routes,
+      String telemetry) {}
+
+  /** What one flush statement did: the rows it wrote, and the nodes whose endpoints, reported relay or reported key changed. */
+  public record Flushed(int rows, List<String> endpointsChanged, List<String> relayChanged, List<String> keyChanged) {
+    static final Flushed NONE = new Flushed(0, List.of(), List.of(), List.of());
+
+    Flushed plus(Flushed o) {
+      return new Flushed(rows + o.rows, concat(endpointsChanged, o.endpointsChanged), concat(relayChanged, o.relayChanged),
+          concat(keyChanged, o.keyChanged));
+    }
+
+    private static List<String> concat(List<String> a, List<String> b) {
+      if (a.isEmpty()) return b;
+      if (b.isEmpty()) return a;
+      java.util.ArrayList<String> c = new java.util.ArrayList<>(a);
+      c.addAll(b);
+      return c;
+    }
+  }
+
+  private final Pool pool;
+
+  public LiveRepository(Pool pool) {
+    this.pool = pool;
+  }
+
+  /**
+   * One multi-row write of live fields (UNNEST arrays): a single round trip per batch, only moving
+   * heartbeat_at forwards (a row that holds this heartbeat already is not written again). A null field
+   * (endpoints, routes, relay, key or telemetry) means "unchanged since this writer's previous write of
+   * the row", whose heartbeat time {@code previous} gives: the column keeps its value, and PostgreSQL
+   * neither receives nor parses it. A row with a null field is written only if it still holds that
+   * previous write (else someone else wrote it since: it is left out of the count, and the caller
+   * sends whole rows). The statement also reports which nodes' endpoints, reported relay or reported
+   * key it changed (the row before the write, joined as {@code o}, against the row after it), so the
+   * node-change events come from what PostgreSQL holds, whichever replica wrote it last.
+   */
+  public Future<Flushed> flush(String[] ids, Long[] heartbeats, Long[] previous, String[] endpoints, String[] routes,
+      String[] relays, String[] keys, String[] telemetry) {
+    String sql = """
+        WITH written AS (
+          UPDATE nodes n SET heartbeat_at = (timestamptz 'epoch' + u.hb * interval '1 millisecond'),
+                 endpoints = COALESCE(string_to_array(u.ep, ','), n.endpoints), routes = COALESCE(string_to_array(u.rt, ','), n.routes),
+                 reported_relay = COALESCE(u.relay, n.reported_relay), reported_key = COALESCE(u.key, n.reported_key),
+                 telemetry = COALESCE(u.tel::jsonb, n.telemetry)
+          FROM UNNEST($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+               AS u(id, hb, prev, ep, rt, relay, key, tel)
+               JOIN nodes o ON o.id = u.id
+          WHERE n.id = u.id AND (n.heartbeat_at IS NULL OR n.heartbeat_at < (timestamptz 'epoch' + u.hb * interval '1 millisecond'))
+            AND (u.prev IS NULL OR n.heartbeat_at = (timestamptz 'epoch' + u.prev * interval '1 millisecond'))
+          RETURNING n.id, o.endpoints IS DISTINCT FROM n.endpoints AS ep, o.reported_relay IS DISTINCT FROM n.reported_relay AS relay,
+                    o.reported_key IS DISTINCT FROM n.reported_key AS key)
+        SELECT count(*) AS rows, array_agg(id) FILTER (WHERE ep) AS ep, array_agg(id) FILTER (WHERE relay) AS relay,
+               array_agg(id) FILTER (WHERE key) AS key
+        FROM written""";
+    return pool.preparedQuery(sql)
+        .execute(Tuple.tuple().addArrayOfString(ids).addArrayOfLong(heartbeats).addArrayOfLong(previous)
+            .addArrayOfString(endpoints).addArrayOfString(routes).addArrayOfString(relays).addArrayOfString(keys)
+            .addArrayOfString(telemetry))
+        .map(rows -> {
+          Row r = rows.iterator().next();
+          return new Flushed(r.getInteger("rows"), list(r, "ep"), list(r, "relay"), list(r, "key"));
+        });
+  }
+
+  private static List<String> list(Row r, String column) {
+    String[] a = r.getArrayOfStrings(column);
+    return a == null ? List.of() : Arrays.asList(a);
+  }
+
+  /** Which of these ids have no node row (deleted): their live entries are leftovers to drop. */
+  public Future<List<String>> missing(String[] ids) {
+    return pool.preparedQuery("SELECT u.id FROM UNNEST($1::text[]) AS u(id) WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = u.id)")
+        .execute(Tuple.tuple().addArrayOfString(ids))
+        .map(rows -> Sql.list(rows, r -> r.getString(0)));
+  }
+
+  /** Records state transitions (node.stale / node.online); events of nodes deleted meanwhile are dropped. */
+  public Future<Integer> insertEvents(String[] eventIds, Long[] at, String[] types, String[] nodeIds, Long[] lastHeartbeat) {
+    String sql = """
+        INSERT INTO node_events (id, at, type, node_id, node_name, team, environment, last_heartbeat)
+        SELECT u.eid, (timestamptz 'epoch' + u.at * interval '1 millisecond'), u.type, n.id, n.name, n.team, n.environment, (timestamptz 'epoch' + u.hb * interval '1 millisecond')
+        FROM UNNEST($1::text[], $2::int8[], $3::text[], $4::text[], $5::int8[]) AS u(eid, at, type, node_id, hb)
+        JOIN nodes n ON n.id = u.node_id
+        ON CONFLICT (id) DO NOTHING""";
+    return pool.preparedQuery(sql)
+        .execute(Tuple.tuple().addArrayOfString(eventIds).addArrayOfLong(at).addArrayOfString(types).addArrayOfString(nodeIds)
+            .addArrayOfLong(lastHeartbeat))
+        .map(rows -> rows.rowCount());
+  }
+
+  /** A page of node state events inside {@code boundary}, oldest first, with the filters given (null = any). */
+  public Future<List<JsonObject>> events(Boundary boundary, String afterId, Instant since, String type, String nodeId, int limit) {
+    String sql = "SELECT id, at, type, node_id, node_name, team, environment, last_heartbeat FROM node_events WHERE " + Sql.inScope(1, 2)
+        + " AND ($3::text IS NULL OR id > $3)"
+        + " AND ($4::timestamptz IS NULL OR at >= $4)"
+        + " AND ($5::text IS NULL OR type = $5)"
+        + " AND ($6::text IS NULL OR node_id = $6)"
+        + " ORDER BY id LIMIT $7";
+    Tuple args = Tuple.from(new Object[] {boundary.team(), boundary.environment(), afterId, Sql.odt(since), type, nodeId, limit});
+    return pool.preparedQuery(sql).execute(args).map(rows -> Sql.list(rows, r -> new JsonObject()
+        .put("id", r.getString("id"))
+        .put("at", Times.format(r.getOffsetDateTime("at")))
+        .put("type", r.getString("type"))
+        .put("node", new JsonObject().put("id", r.getString("node_id")).put("name", r.getString("node_name")))
+        .put("team", r.getString("team"))
+        .put("environment", r.getString("environment"))
+        .put("last_heartbeat", Times.format(r.getOffsetDateTime("last_heartbeat")))));
+  }
+
+  /** Nodes that never sent a heartbeat (the pending count). */
+  public Future<Long> countPending() {
+    return pool.query("SELECT count(*) FROM nodes WHERE heartbeat_at IS NULL").execute()
+        .map(rows -> rows.iterator().next().getLong(0));
+  }
+
+  /** Nodes with a flushed heartbeat, in id order after {@code afterId}, for seeding the live map. */
+  public Future<List<Stored>> withHeartbeat(String afterId, int limit) {
+    return pool.preparedQuery("SELECT id, heartbeat_at, endpoints, reported_relay, reported_key, routes, telemetry::text AS telemetry "
+            + "FROM nodes WHERE heartbeat_at IS NOT NULL AND id > $1 ORDER BY id LIMIT $2")
+        .execute(Tuple.of(afterId, limit))
+        .map(rows -> Sql.list(rows, r -> new Stored(r.getString("id"), Sql.instant(r, "heartbeat_at"), r.getArrayOfStrings("endpoints"),
+            r.getString("reported_relay"), r.getString("reported_key"), r.getArrayOfStrings("routes"), r.getString("telemetry"))));
+  }
+}

@@ -1,0 +1,30 @@
+package io.meshplane.node;
+
+import io.vertx.core.Future;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * What the inventory needs of the nodes' live state, which the heartbeat feature owns and provides
+ * (this interface is the door; the cluster map, the heartbeat's SQL and the staleness rule stay
+ * behind it): the live fields of nodes, their status, and forgetting a deleted node.
+ */
+public interface LiveNodes {
+  /** What a node's last accepted heartbeat said. */
+  record Live(long heartbeatAt, String[] endpoints, String reportedRelay, String[] routes, String telemetry) {}
+
+  /** The node's live fields, or null when the cluster has none (never heard of since it came up). */
+  Future<Live> get(String nodeId);
+
+  /** The live fields of these nodes (absent = none); one call for a page of nodes. */
+  Future<Map<String, Live>> getAll(Set<String> nodeIds);
+
+  /** Drops a deleted node's live state (its entry and its stale mark). */
+  Future<Void> forget(String nodeId);
+
+  /** {@code pending}, {@code online} or {@code stale} for a last heartbeat (null: never), with the cold-start grace. */
+  String status(Long heartbeatAtMillis, long nowMillis);
+
+  /** Heartbeats older than this are stale now (the status filter of the inventory). */
+  long staleCutoff(long nowMillis);
+}
