@@ -4,8 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.testing.Http;
-import io.meshplane.testing.TestDatabase;
-import io.meshplane.testing.TestReplicas;
+import io.meshplane.testing.TestCluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -14,9 +13,10 @@ import org.junit.jupiter.api.Timeout;
 class ClusterFormationTest {
   @Test
   void twoMembersFormOneClusterAndBothAreReady() throws Exception {
-    try (TestDatabase db = TestDatabase.create(); TestReplicas replicas = new TestReplicas(2); Http http = new Http()) {
-      Meshplane a = replicas.start(0, db.url());
-      Meshplane b = replicas.start(1, db.url());
+    try (TestCluster cluster = TestCluster.of(2)) {
+      Http http = cluster.http();
+      Meshplane a = cluster.start(0);
+      Meshplane b = cluster.start(1);
       assertEquals(2, a.hazelcast().getCluster().getMembers().size());
       assertEquals(2, b.hazelcast().getCluster().getMembers().size());
       for (Meshplane m : new Meshplane[] {a, b}) {

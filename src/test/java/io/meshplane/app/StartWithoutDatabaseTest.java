@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.testing.Http;
 import io.meshplane.testing.PgProxy;
+import io.meshplane.testing.TestCluster;
 import io.meshplane.testing.TestDatabase;
-import io.meshplane.testing.TestReplicas;
 import io.meshplane.testing.Tokens;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
@@ -25,11 +25,12 @@ import org.junit.jupiter.api.Timeout;
 class StartWithoutDatabaseTest {
   @Test
   void probesAnswerWhilePostgresIsUnreachableAndTheReplicaBecomesReadyWhenItAnswers() throws Exception {
-    try (TestDatabase db = TestDatabase.create(); PgProxy proxy = new PgProxy(); TestReplicas replicas = new TestReplicas(1);
-         Http http = new Http()) {
+    try (TestCluster cluster = TestCluster.of(1); PgProxy proxy = new PgProxy()) {
+      Http http = cluster.http();
+      TestDatabase db = cluster.db();
       proxy.cut(); // a closed port: connections are refused
       long t0 = System.nanoTime();
-      Meshplane app = replicas.launch(0, db.url("127.0.0.1", proxy.port()), Map.of());
+      Meshplane app = cluster.launch(0, db.url("127.0.0.1", proxy.port()), Map.of());
       int port = app.coordinatorPort();
       assertEquals(200, http.get(port, "/healthz").statusCode());
       System.out.println("probes served " + (System.nanoTime() - t0) / 1_000_000 + " ms after the launch began");
@@ -68,12 +69,14 @@ class StartWithoutDatabaseTest {
 
   @Test
   void wrongCredentialsOrAMissingDatabaseStopTheStartNamingTheSetting() throws Exception {
-    try (TestDatabase db = TestDatabase.create(); TestReplicas replicas = new TestReplicas(2); Http http = new Http()) {
+    try (TestCluster cluster = TestCluster.of(2)) {
+      Http http = cluster.http();
+      TestDatabase db = cluster.db();
       String[] urls = {
           "postgresql://no_such_role@" + TestDatabase.HOST + ":" + TestDatabase.PORT + "/" + db.name(),
           "postgresql://" + TestDatabase.USER + "@" + TestDatabase.HOST + ":" + TestDatabase.PORT + "/no_such_database_here"};
       for (int i = 0; i < urls.length; i++) {
-        Meshplane app = replicas.launch(i, urls[i], Map.of());
+        Meshplane app = cluster.launch(i, urls[i], Map.of());
         assertEquals(200, http.get(app.coordinatorPort(), "/healthz").statusCode());
         Throwable failure = null;
         try {

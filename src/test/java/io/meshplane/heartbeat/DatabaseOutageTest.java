@@ -7,9 +7,8 @@ import io.meshplane.app.Meshplane;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.PgProxy;
+import io.meshplane.testing.TestCluster;
 import io.meshplane.testing.TestDatabase;
-import io.meshplane.testing.TestReplicas;
-import io.meshplane.testing.Tokens;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
@@ -27,11 +26,12 @@ import org.junit.jupiter.api.Timeout;
 class DatabaseOutageTest {
   @Test
   void heartbeatsSurviveADatabaseOutageAndTheDatabaseCatchesUp() throws Exception {
-    try (TestDatabase db = TestDatabase.create(); PgProxy proxy = new PgProxy(); TestReplicas replicas = new TestReplicas(1);
-         Http http = new Http()) {
-      Meshplane app = replicas.start(0, db.url("127.0.0.1", proxy.port()), Map.of("writebehind.flush_interval", "300ms"));
+    try (TestCluster cluster = TestCluster.of(1); PgProxy proxy = new PgProxy()) {
+      Http http = cluster.http();
+      TestDatabase db = cluster.db();
+      Meshplane app = cluster.start(0, db.url("127.0.0.1", proxy.port()), Map.of("writebehind.flush_interval", "300ms"));
       int port = app.coordinatorPort();
-      String root = Tokens.admin(app);
+      String root = cluster.admin();
       Nodes.Enrolled n = Nodes.enroll(http, port, root, "outage", "web", "prod");
       assertEquals(200, beat(http, port, n, 0).statusCode());
 

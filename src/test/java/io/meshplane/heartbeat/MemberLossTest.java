@@ -12,9 +12,8 @@ import com.hazelcast.partition.Partition;
 import io.meshplane.app.Meshplane;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
+import io.meshplane.testing.TestCluster;
 import io.meshplane.testing.TestDatabase;
-import io.meshplane.testing.TestReplicas;
-import io.meshplane.testing.Tokens;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
@@ -42,12 +41,14 @@ import org.junit.jupiter.api.Timeout;
 class MemberLossTest {
   @Test
   void killingOneOfThreeMembersLosesNoAcknowledgedHeartbeat() throws Exception {
-    try (TestDatabase db = TestDatabase.create(); TestReplicas replicas = new TestReplicas(3); Http http = new Http()) {
+    try (TestCluster cluster = TestCluster.of(3)) {
+      Http http = cluster.http();
+      TestDatabase db = cluster.db();
       Map<String, String> settings = Map.of("writebehind.flush_interval", "5s");
-      Meshplane a = replicas.start(0, db.url(), settings);
-      Meshplane b = replicas.start(1, db.url(), settings);
-      Meshplane c = replicas.start(2, db.url(), settings);
-      String root = Tokens.admin(a);
+      Meshplane a = cluster.start(0, settings);
+      Meshplane b = cluster.start(1, settings);
+      Meshplane c = cluster.start(2, settings);
+      String root = cluster.admin();
       List<Nodes.Enrolled> fleet = new ArrayList<>();
       for (int i = 0; i < 300; i++) fleet.add(Nodes.enroll(http, a.coordinatorPort(), root, "n-" + i, "loss", "prod"));
       Meshplane[] members = {a, b, c};
@@ -94,10 +95,12 @@ class MemberLossTest {
    */
   @Test
   void aHeartbeatIsAnsweredOnlyOnceItsBackupIsStored() throws Exception {
-    try (TestDatabase db = TestDatabase.create(); TestReplicas replicas = new TestReplicas(2); Http http = new Http()) {
-      Meshplane a = replicas.start(0, db.url());
-      Meshplane b = replicas.start(1, db.url());
-      String root = Tokens.admin(a);
+    try (TestCluster cluster = TestCluster.of(2)) {
+      Http http = cluster.http();
+      TestDatabase db = cluster.db();
+      Meshplane a = cluster.start(0);
+      Meshplane b = cluster.start(1);
+      String root = cluster.admin();
       HazelcastInstance hzA = a.hazelcast();
       HazelcastInstance hzB = b.hazelcast();
       Member memberA = hzA.getCluster().getLocalMember();

@@ -5,9 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.meshplane.app.Meshplane;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
+import io.meshplane.testing.TestCluster;
 import io.meshplane.testing.TestDatabase;
-import io.meshplane.testing.TestReplicas;
-import io.meshplane.testing.Tokens;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.ext.web.client.HttpResponse;
@@ -24,9 +23,11 @@ import org.junit.jupiter.api.Timeout;
 class ShutdownFlushTest {
   @Test
   void theLastMemberFlushesItsBacklogBeforeItStops() throws Exception {
-    try (TestDatabase db = TestDatabase.create(); TestReplicas replicas = new TestReplicas(1); Http http = new Http()) {
-      Meshplane app = replicas.start(0, db.url(), Map.of("writebehind.flush_interval", "10m"));
-      String root = Tokens.admin(app);
+    try (TestCluster cluster = TestCluster.of(1)) {
+      Http http = cluster.http();
+      TestDatabase db = cluster.db();
+      Meshplane app = cluster.start(0, Map.of("writebehind.flush_interval", "10m"));
+      String root = cluster.admin();
       Nodes.Enrolled n = Nodes.enroll(http, app.coordinatorPort(), root, "last-words", "web", "prod");
       HttpResponse<Buffer> r = http.send(HttpMethod.POST, app.coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat", n.token(),
           Nodes.beat(1));

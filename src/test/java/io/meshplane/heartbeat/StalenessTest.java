@@ -8,8 +8,8 @@ import io.meshplane.app.Database;
 import io.meshplane.app.Meshplane;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
+import io.meshplane.testing.TestCluster;
 import io.meshplane.testing.TestDatabase;
-import io.meshplane.testing.TestReplicas;
 import io.meshplane.testing.Tokens;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
@@ -53,7 +53,9 @@ class StalenessTest {
 
   @Test
   void transitionsAreRecordedExactlyOnceAcrossReplicasAndNobodyIsStaleBeforeTheGraceHasPassed() throws Exception {
-    try (TestDatabase db = TestDatabase.create(); TestReplicas replicas = new TestReplicas(2); Http http = new Http()) {
+    try (TestCluster cluster = TestCluster.of(2)) {
+      Http http = cluster.http();
+      TestDatabase db = cluster.db();
       // A node whose last heartbeat, an hour old, was flushed before the whole cluster went down.
       try (Database d = Database.open(ConfigLoader.load(null, false, Map.of(), Map.of("postgres.url", db.url())))) {
         d.migrate();
@@ -65,9 +67,9 @@ class StalenessTest {
       }
       Map<String, String> settings = Map.of("heartbeat.stale_after", STALE_MS + "ms", "writebehind.flush_interval", "200ms");
       long started = System.currentTimeMillis();
-      Meshplane a = replicas.start(0, db.url(), settings);
-      Meshplane b = replicas.start(1, db.url(), settings);
-      String root = Tokens.admin(a);
+      Meshplane a = cluster.start(0, settings);
+      Meshplane b = cluster.start(1, settings);
+      String root = cluster.admin();
       Nodes.Enrolled live = Nodes.enroll(http, a.coordinatorPort(), root, "live-1", "web", "prod");
       assertEquals(200, http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes/" + live.id() + "/heartbeat", live.token(),
           Nodes.beat(1)).statusCode());

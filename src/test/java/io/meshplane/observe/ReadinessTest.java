@@ -6,11 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.meshplane.app.Meshplane;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.PgProxy;
-import io.meshplane.testing.TestDatabase;
-import io.meshplane.testing.TestReplicas;
+import io.meshplane.testing.TestCluster;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
+import java.util.Map;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -19,22 +19,19 @@ import org.junit.jupiter.api.Timeout;
 /** /readyz follows PostgreSQL: 503 naming it while unreachable, 200 again once it is back; /healthz stays 200. */
 @Timeout(120)
 class ReadinessTest {
-  TestDatabase db = TestDatabase.create();
+  TestCluster cluster = TestCluster.of(1);
   PgProxy proxy = new PgProxy();
-  TestReplicas replicas = new TestReplicas(1);
-  Http http = new Http();
+  Http http = cluster.http();
 
   @AfterEach
   void stop() {
-    http.close();
-    replicas.close();
+    cluster.close();
     proxy.close();
-    db.close();
   }
 
   @Test
   void readyzIs503NamingPostgresWhileTheDatabaseIsUnreachableAndRecovers() throws Exception {
-    Meshplane app = replicas.start(0, db.url("127.0.0.1", proxy.port()));
+    Meshplane app = cluster.start(0, cluster.db().url("127.0.0.1", proxy.port()), Map.of());
     int port = app.coordinatorPort();
     assertEquals(200, http.get(port, "/readyz").statusCode());
 

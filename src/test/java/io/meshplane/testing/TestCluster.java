@@ -53,6 +53,18 @@ public final class TestCluster implements AutoCloseable {
     return start(index, Map.of());
   }
 
+  /** Starts replica {@code index} on another way to the database (a fault-injecting proxy, say). */
+  public Meshplane start(int index, String postgresUrl, Map<String, String> settings) {
+    started[index] = replicas.start(index, postgresUrl, settings);
+    return started[index];
+  }
+
+  /** The first phase of a start only ({@link Meshplane#launch}): probes served, the rest still under way. */
+  public Meshplane launch(int index, String postgresUrl, Map<String, String> settings) {
+    started[index] = replicas.launch(index, postgresUrl, settings);
+    return started[index];
+  }
+
   /** Replica {@code index}, as started. */
   public Meshplane replica(int index) {
     return started[index];

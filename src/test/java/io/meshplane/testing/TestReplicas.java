@@ -61,18 +61,20 @@ public final class TestReplicas implements AutoCloseable {
   }
 
   public Meshplane start(int index, String postgresUrl, Map<String, String> extra) {
-    if (index >= size) throw new IllegalArgumentException("replica " + index + " is outside the planned cluster of " + size);
-    Meshplane m = Meshplane.start(config(index, postgresUrl, extra), EnumSet.allOf(Component.class));
-    synchronized (started) {
-      started.add(m);
-    }
-    return m;
+    return track(Meshplane.start(config(checked(index), postgresUrl, extra), EnumSet.allOf(Component.class)));
   }
 
   /** The first phase only ({@link Meshplane#launch}): probes served, the rest of the start still under way. */
   public Meshplane launch(int index, String postgresUrl, Map<String, String> extra) {
+    return track(Meshplane.launch(config(checked(index), postgresUrl, extra), EnumSet.allOf(Component.class)));
+  }
+
+  private int checked(int index) {
     if (index >= size) throw new IllegalArgumentException("replica " + index + " is outside the planned cluster of " + size);
-    Meshplane m = Meshplane.launch(config(index, postgresUrl, extra), EnumSet.allOf(Component.class));
+    return index;
+  }
+
+  private Meshplane track(Meshplane m) {
     synchronized (started) {
       started.add(m);
     }
