@@ -55,8 +55,10 @@ public final class LiveRepository {
    * neither receives nor parses it. A row with a null field is written only if it still holds that
    * previous write (else someone else wrote it since: it is left out of the count, and the caller
    * sends whole rows). The statement also reports which nodes' endpoints, reported relay or reported
-   * key it changed (the row before the write, joined as {@code o}, against the row after it), so the
-   * node-change events come from what PostgreSQL holds, whichever replica wrote it last.
+   * key it changed: the SET list, which sees the row's old values, compares each new value with the old
+   * one into {@code flush_changes} (bits 1, 2, 4), and RETURNING reads that back. So the node-change
+   * events come from what PostgreSQL held, whichever replica wrote the row last, without reading the
+   * row a second time.
    */
   public Future<Flushed> flush(String[] ids, Long[] heartbeats, Long[] previous, String[] endpoints, String[] routes,
       String[] relays, String[] keys, String[] telemetry) {
@@ -65,16 +67,17 @@ public final class LiveRepository {
           UPDATE nodes n SET heartbeat_at = (timestamptz 'epoch' + u.hb * interval '1 millisecond'),
                  endpoints = COALESCE(string_to_array(u.ep, ','), n.endpoints), routes = COALESCE(string_to_array(u.rt, ','), n.routes),
                  reported_relay = COALESCE(u.relay, n.reported_relay), reported_key = COALESCE(u.key, n.reported_key),
-                 telemetry = COALESCE(u.tel::jsonb, n.telemetry)
+                 telemetry = COALESCE(u.tel::jsonb, n.telemetry),
+                 flush_changes = (CASE WHEN COALESCE(string_to_array(u.ep, ','), n.endpoints) IS DISTINCT FROM n.endpoints THEN 1 ELSE 0 END)
+                               | (CASE WHEN COALESCE(u.relay, n.reported_relay) IS DISTINCT FROM n.reported_relay THEN 2 ELSE 0 END)
+                               | (CASE WHEN COALESCE(u.key, n.reported_key) IS DISTINCT FROM n.reported_key THEN 4 ELSE 0 END)
           FROM UNNEST($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
                AS u(id, hb, prev, ep, rt, relay, key, tel)
-               JOIN nodes o ON o.id = u.id
           WHERE n.id = u.id AND (n.heartbeat_at IS NULL OR n.heartbeat_at < (timestamptz 'epoch' + u.hb * interval '1 millisecond'))
             AND (u.prev IS NULL OR n.heartbeat_at = (timestamptz 'epoch' + u.prev * interval '1 millisecond'))
-          RETURNING n.id, o.endpoints IS DISTINCT FROM n.endpoints AS ep, o.reported_relay IS DISTINCT FROM n.reported_relay AS relay,
-                    o.reported_key IS DISTINCT FROM n.reported_key AS key)
-        SELECT count(*) AS rows, array_agg(id) FILTER (WHERE ep) AS ep, array_agg(id) FILTER (WHERE relay) AS relay,
-               array_agg(id) FILTER (WHERE key) AS key
+          RETURNING n.id, n.flush_changes AS c)
+        SELECT count(*) AS rows, array_agg(id) FILTER (WHERE c & 1 <> 0) AS ep, array_agg(id) FILTER (WHERE c & 2 <> 0) AS relay,
+               array_agg(id) FILTER (WHERE c & 4 <> 0) AS key
         FROM written""";
     return pool.preparedQuery(sql)
         .execute(Tuple.tuple().addArrayOfString(ids).addArrayOfLong(heartbeats).addArrayOfLong(previous)
