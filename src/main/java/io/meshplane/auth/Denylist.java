@@ -32,6 +32,16 @@ public final class Denylist {
       int colon = s.indexOf(':');
       return new Entry(s.startsWith("revoked"), Long.parseLong(s.substring(colon + 1)));
     }
+
+    /** True when this entry denies at least as much as {@code other}: a revocation beats a retirement, an earlier retirement a later one. */
+    boolean atLeastAsStrictAs(Entry other) {
+      if (revoked != other.revoked) return revoked;
+      return revoked || notAfterMillis <= other.notAfterMillis;
+    }
+
+    static Entry stricter(Entry a, Entry b) {
+      return a.atLeastAsStrictAs(b) ? a : b;
+    }
   }
 
   private final Vertx vertx;
@@ -49,14 +59,16 @@ public final class Denylist {
       @Override
       public void onEntryEvent(EntryEvent<String, String> event) {
         switch (event.getEventType()) {
-          case ADDED, UPDATED, MERGED -> mirror.put(event.getKey(), Entry.decode(event.getValue()));
+          // a denial only ever gets stricter: a rotation's "retired" put that lands after a revocation
+          // (puts run in no fixed order) does not lift the revocation here
+          case ADDED, UPDATED, MERGED -> mirror.merge(event.getKey(), Entry.decode(event.getValue()), Entry::stricter);
           case REMOVED, EVICTED, EXPIRED -> mirror.remove(event.getKey());
           default -> { }
         }
       }
     });
     // after the listener: whatever arrived before it is copied, whatever arrives after it is heard
-    for (Map.Entry<String, String> e : map.entrySet()) mirror.put(e.getKey(), Entry.decode(e.getValue()));
+    for (Map.Entry<String, String> e : map.entrySet()) mirror.merge(e.getKey(), Entry.decode(e.getValue()), Entry::stricter);
   }
 
   /** Local memory read; null when the token is not denied. */
@@ -72,10 +84,22 @@ public final class Denylist {
     }, false);
   }
 
-  /** Blocking variant for start-up loading. */
+  /**
+   * Blocking variant for start-up loading. Never makes a denial laxer: an entry at least as strict is
+   * kept (two replicas racing can still leave the laxer one in the map; the mirrors ignore it, and the
+   * reconciliation puts PostgreSQL's stricter one back).
+   */
   public void putNow(String tokenId, Entry entry, Instant tokenExpires) {
+    Entry kept = mirror.merge(tokenId, entry, Entry::stricter);
+    String current = map.get(tokenId);
+    if (current != null && Entry.decode(current).atLeastAsStrictAs(kept)) return;
     long ttl = Math.max(1000, tokenExpires.toEpochMilli() - System.currentTimeMillis() + 60_000);
-    mirror.put(tokenId, entry);
-    map.put(tokenId, entry.encode(), ttl, TimeUnit.MILLISECONDS);
+    map.put(tokenId, kept.encode(), ttl, TimeUnit.MILLISECONDS);
+  }
+
+  /** True when the cluster's copy of this token's denial is missing or laxer than {@code entry}. */
+  boolean laxerThan(String tokenId, Entry entry) {
+    String current = map.get(tokenId);
+    return current == null || !Entry.decode(current).atLeastAsStrictAs(entry);
   }
 }

@@ -26,6 +26,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
 import java.util.stream.Collectors;
 
@@ -134,6 +135,8 @@ public final class TokenRoutes {
   private static Instant expiry(Fields f, JsonObject body, String key, Duration maxLifetime) {
     Instant expires = f.timestamp(body, key, key);
     if (expires == null) return null;
+    // a JWT's exp is whole seconds: judged as issued, so "in the future" means a token that works
+    expires = expires.truncatedTo(ChronoUnit.SECONDS);
     Instant now = Instant.now();
     if (!expires.isAfter(now)) {
       f.error(key, "must be in the future");

@@ -16,6 +16,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The rules of SPEC §3: no escalation (a new token's scope lies inside its creator's, and only
@@ -25,6 +27,7 @@ import java.util.List;
  * {@link Caller}, not HTTP: the routes parse, this decides.
  */
 public final class TokenService {
+  private static final Logger LOG = LoggerFactory.getLogger(TokenService.class);
   /** Rotation retires the old token the same day at the latest (seed: "retired the same day"). */
   public static final Duration MAX_RETIRE = Duration.ofHours(24);
 
@@ -109,14 +112,45 @@ public final class TokenService {
     return pool.withTransaction(tx -> repository.find(tx, caller.boundary(), id, true).compose(t -> {
       if (t == null) return Future.failedFuture(Refusal.notFound("no token " + id));
       if (!caller.mayMint(t.scope().surface())) {
-        Refusal refused = Refusal.forbidden(t.scope().surface() == Surface.ADMIN ? "only an admin can revoke an admin token"
-            : "your grants do not allow " + t.scope().surface().wire + " tokens");
-        return denials.<TokenRecord>refuse(caller, request, "token.revoke", "token", id, refused, false);
+        return Future.<TokenRecord>failedFuture(new Denied(Refusal.forbidden(t.scope().surface() == Surface.ADMIN
+            ? "only an admin can revoke an admin token" : "your grants do not allow " + t.scope().surface().wire + " tokens")));
       }
       Future<Void> change = t.revokedAt() == null ? repository.revoke(tx, id, now) : Future.succeededFuture();
       return change.compose(v -> audit.success(tx, caller, request, "token.revoke", "token", id, t.scope().team(),
           t.scope().environment())).map(t);
-    })).compose(t -> denylist.deny(id, new Denylist.Entry(true, now.toEpochMilli()), t.expiresAt()));
+    })).recover(e -> refuseDenied(e, caller, request, "token.revoke", id))
+        .compose(t -> denyAfterCommit(request, id, new Denylist.Entry(true, now.toEpochMilli()), t.expiresAt()));
+  }
+
+  /**
+   * A refusal found inside a transaction: the transaction is rolled back first (this fails it), and the
+   * denial is audited after, on a connection of its own, so that no request ever holds two.
+   */
+  private static final class Denied extends RuntimeException {
+    final Refusal refusal;
+
+    Denied(Refusal refusal) {
+      super(refusal.getMessage(), null, false, false);
+      this.refusal = refusal;
+    }
+  }
+
+  private <T> Future<T> refuseDenied(Throwable e, Caller caller, RequestInfo request, String action, String id) {
+    if (e instanceof Denied d) return denials.refuse(caller, request, action, "token", id, d.refusal, false);
+    return Future.failedFuture(e);
+  }
+
+  /**
+   * Puts a committed revocation or retirement on the cluster-wide denylist. The change is committed
+   * whatever happens here, so a failure is logged, not answered: the answer (with a rotated token's
+   * only copy of its JWT) still goes out, and the reconciliation puts the entry there within 30 s.
+   */
+  private Future<Void> denyAfterCommit(RequestInfo request, String id, Denylist.Entry entry, Instant expires) {
+    return denylist.deny(id, entry, expires).recover(e -> {
+      LOG.warn("[request: {}] token {}: committed, but not on the cluster's denylist yet ({}); the reconciliation retries within 30 s",
+          request.requestId(), id, e.getMessage());
+      return Future.succeededFuture();
+    });
   }
 
   public Future<Rotation> rotate(Caller caller, RequestInfo request, String id, RotateRequest req) {
@@ -124,7 +158,7 @@ public final class TokenService {
     return pool.withTransaction(tx -> repository.find(tx, caller.boundary(), id, true).compose(old -> {
       if (old == null) return Future.failedFuture(Refusal.notFound("no token " + id));
       Refusal refused = grantRefusal(caller, old.scope());
-      if (refused != null) return denials.<Rotation>refuse(caller, request, "token.rotate", "token", id, refused, false);
+      if (refused != null) return Future.<Rotation>failedFuture(new Denied(refused));
       if (old.revokedAt() != null) return Future.failedFuture(Refusal.conflict("token " + id + " is revoked"));
       if (old.rotatedTo() != null) return Future.failedFuture(Refusal.conflict("token " + id + " was already rotated to " + old.rotatedTo()));
       if (!old.activeAt(now)) return Future.failedFuture(Refusal.conflict("token " + id + " has expired"));
@@ -137,7 +171,8 @@ public final class TokenService {
                   old.scope().environment()))
               .map(v -> new Rotation(issued, new TokenRecord(old.id(), old.name(), old.scope(), old.nodeId(), old.keyId(),
                   old.expiresAt(), old.createdAt(), old.createdBy(), null, finalRetire, issued.record().id(), old.lastUsedAt()))));
-    })).compose(r -> denylist.deny(id, new Denylist.Entry(false, r.old().retireAt().toEpochMilli()), r.old().expiresAt()).map(r));
+    })).recover(e -> this.<Rotation>refuseDenied(e, caller, request, "token.rotate", id))
+        .compose(r -> denyAfterCommit(request, id, new Denylist.Entry(false, r.old().retireAt().toEpochMilli()), r.old().expiresAt()).map(r));
   }
 
   /**
@@ -165,8 +200,11 @@ public final class TokenService {
     return repository.recentlyDenied(15).compose(rows -> {
       List<Future<Void>> puts = new ArrayList<>();
       for (TokenRecord t : rows) {
-        if (denylist.lookup(t.id()) != null) continue;
-        puts.add(denylist.deny(t.id(), denial(t), t.expiresAt()));
+        Denylist.Entry want = denial(t);
+        Denylist.Entry have = denylist.lookup(t.id());
+        // missing, or laxer than the database says (a retirement that landed after a revocation)
+        if (have != null && have.atLeastAsStrictAs(want) && !denylist.laxerThan(t.id(), want)) continue;
+        puts.add(denylist.deny(t.id(), want, t.expiresAt()));
       }
       return Future.all(puts).map(x -> puts.size());
     });

@@ -72,7 +72,7 @@ public final class TokenVerifier implements Authenticator {
 
   public Future<Caller> verify(String jwt) {
     Caller cached = cache.get(jwt);
-    if (cached != null) return admit(cached, jwt);
+    if (cached != null) return admit(cached);
     if (jwt.isEmpty() || jwt.length() > MAX_TOKEN_LENGTH) return fail("malformed", Refusal.unauthenticated("the bearer token is not a JWT"));
     String[] parts = jwt.split("\\.", -1);
     if (parts.length != 3 || !canonical(parts[2])) return fail("malformed", Refusal.unauthenticated("the bearer token is not a JWT"));
@@ -116,7 +116,7 @@ public final class TokenVerifier implements Authenticator {
             return Future.failedFuture(e);
           }
           remember(jwt, p);
-          return admit(p, jwt);
+          return admit(p);
         });
   }
 
@@ -178,10 +178,11 @@ public final class TokenVerifier implements Authenticator {
   }
 
   /** The checks every request makes, cached or not: expiry and the cluster-wide denylist. */
-  private Future<Caller> admit(Caller p, String jwt) {
+  private Future<Caller> admit(Caller p) {
     long now = System.currentTimeMillis();
     if (now >= p.expiresAtMillis()) {
-      cache.remove(jwt);
+      // kept in the cache: an agent retrying an expired credential is refused from it, with no
+      // signature check each time (the cache drops expired entries first when it reaches its bound)
       return fail("expired", new Refusal(Refusal.Kind.UNAUTHENTICATED, "token_expired", "the token has expired"));
     }
     Denylist.Entry denied = denylist.lookup(p.credential());

@@ -96,11 +96,6 @@ public final class VerifiedTokens {
     }
   }
 
-  public void remove(String jwt) {
-    int dot = jwt.lastIndexOf('.');
-    if (dot > 0 && dot < jwt.length() - 1) map.remove(Signature.probe(jwt, dot + 1));
-  }
-
   public int size() {
     return map.size();
   }

@@ -3,6 +3,7 @@ package io.meshplane.auth;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.hazelcast.replicatedmap.ReplicatedMap;
 import io.meshplane.app.Meshplane;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.TestCluster;
@@ -12,6 +13,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -97,5 +99,37 @@ class RevocationClusterTest {
     assertTrue(onB >= waitMs - 200, "not retired early: " + onB + " ms vs " + waitMs);
     assertEquals("token_expired", http.get(a.coordinatorPort(), "/v1/auth/whoami", old.getString("token")).bodyAsJsonObject().getString("code"));
     assertEquals(200, http.get(a.coordinatorPort(), "/v1/auth/whoami", fresh).statusCode());
+  }
+
+  /**
+   * Puts run in no fixed order, so a rotation's "retired" entry can land after a revocation of the same
+   * token (or a member can copy a stale snapshot). A revocation must never be lifted by that: every
+   * replica keeps refusing the token, and the reconciliation puts the database's revocation back.
+   */
+  @Test
+  void aRetirementThatLandsAfterARevocationDoesNotLiftIt() throws Exception {
+    JsonObject t = create(a, "revoked-then-retired");
+    String id = t.getString("id");
+    String token = t.getString("token");
+    assertEquals(200, http.get(b.coordinatorPort(), "/v1/auth/whoami", token).statusCode());
+    assertEquals(204, http.send(HttpMethod.DELETE, a.coordinatorPort(), "/v1/auth/tokens/" + id, root, null).statusCode());
+    millisUntil(b, token, "token_revoked", 1000);
+
+    // the late, laxer put: retired an hour from now, written straight into the cluster's map
+    ReplicatedMap<String, String> denied = b.hazelcast().getReplicatedMap(Denylist.MAP);
+    denied.put(id, "retired:" + Instant.now().plus(Duration.ofHours(1)).toEpochMilli());
+    long deadline = System.currentTimeMillis() + 2000;
+    while (!denied.get(id).startsWith("retired") && System.currentTimeMillis() < deadline) Thread.sleep(20);
+    Thread.sleep(300); // the entry events reach both members' mirrors
+    for (Meshplane on : new Meshplane[] {a, b}) {
+      HttpResponse<Buffer> r = http.get(on.coordinatorPort(), "/v1/auth/whoami", token);
+      assertEquals(401, r.statusCode(), r.bodyAsString());
+      assertEquals("token_revoked", r.bodyAsJsonObject().getString("code"));
+    }
+
+    a.auth().tokens().reconcileDenylist().await(10, TimeUnit.SECONDS);
+    deadline = System.currentTimeMillis() + 2000;
+    while (!denied.get(id).startsWith("revoked") && System.currentTimeMillis() < deadline) Thread.sleep(20);
+    assertTrue(denied.get(id).startsWith("revoked"), "the reconciliation restores what PostgreSQL says: " + denied.get(id));
   }
 }

@@ -136,6 +136,9 @@ class TokenApiTest {
     cases.put("expires  ", new JsonObject().put("name", "x").put("scope", new JsonObject().put("team", "web").put("surface", "pipeline").put("environment", "prod")));
     cases.put("expires   ", tokenBody("x", "web", "pipeline", "prod", "next tuesday"));
     cases.put("expires    ", tokenBody("x", "web", "pipeline", "prod", "2026-12-01"));
+    // later this second: a JWT's exp is whole seconds, so this token would be born expired
+    cases.put("expires     ", tokenBody("x", "web", "pipeline", "prod",
+        Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS).plusMillis(999).toString()));
     cases.put("name", tokenBody("", "web", "pipeline", "prod", in(Duration.ofDays(1))));
     cases.put("name ", tokenBody("x".repeat(65), "web", "pipeline", "prod", in(Duration.ofDays(1))));
     cases.put("name  ", tokenBody("bad\nname", "web", "pipeline", "prod", in(Duration.ofDays(1))));
