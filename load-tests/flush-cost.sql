@@ -64,11 +64,12 @@ PREPARE in_set_list(text[], int8[], int8[], text[], text[], text[], text[], text
 WITH written AS (
   UPDATE nodes n SET heartbeat_at = (timestamptz 'epoch' + u.hb * interval '1 millisecond'),
          endpoints = COALESCE(string_to_array(u.ep, ','), n.endpoints), routes = COALESCE(string_to_array(u.rt, ','), n.routes),
-         reported_relay = COALESCE(u.relay, n.reported_relay), reported_key = COALESCE(u.key, n.reported_key),
+         reported_relay = COALESCE(u.relay, n.reported_relay), reported_key = COALESCE(NULLIF(u.key, ''), n.reported_key),
          telemetry = COALESCE(u.tel::jsonb, n.telemetry),
          flush_changes = (CASE WHEN COALESCE(string_to_array(u.ep, ','), n.endpoints) IS DISTINCT FROM n.endpoints THEN 1 ELSE 0 END)
                        | (CASE WHEN COALESCE(u.relay, n.reported_relay) IS DISTINCT FROM n.reported_relay THEN 2 ELSE 0 END)
-                       | (CASE WHEN COALESCE(u.key, n.reported_key) IS DISTINCT FROM n.reported_key THEN 4 ELSE 0 END)
+                       | (CASE WHEN n.reported_key <> '' AND COALESCE(NULLIF(u.key, ''), n.reported_key) <> n.reported_key
+                               THEN 4 ELSE 0 END)
   FROM UNNEST($1, $2, $3, $4, $5, $6, $7, $8) AS u(id, hb, prev, ep, rt, relay, key, tel)
   WHERE n.id = u.id AND (n.heartbeat_at IS NULL OR n.heartbeat_at < (timestamptz 'epoch' + u.hb * interval '1 millisecond'))
     AND (u.prev IS NULL OR n.heartbeat_at = (timestamptz 'epoch' + u.prev * interval '1 millisecond'))

@@ -1,6 +1,7 @@
--- The public key a node last reported in a heartbeat (next to reported_relay): the write-behind keeps
--- it, so that a change of the reported key is noticed (the node-change event KEY_CHANGED, and the
--- re-key operation's verification) and survives a full-cluster restart (the live map is seeded from it).
+-- The public key a node last reported in a heartbeat (next to reported_relay; a heartbeat without one
+-- keeps it): the write-behind keeps it, so that a change of the reported key is noticed (the
+-- node-change event KEY_CHANGED, and the re-key operation's verification) and survives a full-cluster
+-- restart (the live map is seeded from it). '' = none reported yet; the first key is not a change.
 --
 -- flush_changes: what the write-behind's last write of the row changed, as bits (1 endpoints,
 -- 2 reported relay, 4 reported key). The flush UPDATE computes it in its SET list, where the row's old

@@ -376,6 +376,11 @@ public final class Meshplane implements AutoCloseable {
     return pool;
   }
 
+  /** The replica's Vert.x (tools and tests: its clustered event bus, say). */
+  public Vertx vertx() {
+    return vertx;
+  }
+
   public HazelcastInstance hazelcast() {
     return hz;
   }

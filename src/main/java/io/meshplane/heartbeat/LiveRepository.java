@@ -56,7 +56,9 @@ public final class LiveRepository {
    * previous write (else someone else wrote it since: it is left out of the count, and the caller
    * sends whole rows). The statement also reports which nodes' endpoints, reported relay or reported
    * key it changed: the SET list, which sees the row's old values, compares each new value with the old
-   * one into {@code flush_changes} (bits 1, 2, 4), and RETURNING reads that back. So the node-change
+   * one into {@code flush_changes} (bits 1, 2, 4), and RETURNING reads that back. The reported key is
+   * the last one the agent sent: a heartbeat without one keeps it, and a node's first key is not a
+   * change (nor the first flush after the upgrade that added the column). So the node-change
    * events come from what PostgreSQL held, whichever replica wrote the row last, without reading the
    * row a second time.
    */
@@ -66,11 +68,12 @@ public final class LiveRepository {
         WITH written AS (
           UPDATE nodes n SET heartbeat_at = (timestamptz 'epoch' + u.hb * interval '1 millisecond'),
                  endpoints = COALESCE(string_to_array(u.ep, ','), n.endpoints), routes = COALESCE(string_to_array(u.rt, ','), n.routes),
-                 reported_relay = COALESCE(u.relay, n.reported_relay), reported_key = COALESCE(u.key, n.reported_key),
+                 reported_relay = COALESCE(u.relay, n.reported_relay), reported_key = COALESCE(NULLIF(u.key, ''), n.reported_key),
                  telemetry = COALESCE(u.tel::jsonb, n.telemetry),
                  flush_changes = (CASE WHEN COALESCE(string_to_array(u.ep, ','), n.endpoints) IS DISTINCT FROM n.endpoints THEN 1 ELSE 0 END)
                                | (CASE WHEN COALESCE(u.relay, n.reported_relay) IS DISTINCT FROM n.reported_relay THEN 2 ELSE 0 END)
-                               | (CASE WHEN COALESCE(u.key, n.reported_key) IS DISTINCT FROM n.reported_key THEN 4 ELSE 0 END)
+                               | (CASE WHEN n.reported_key <> '' AND COALESCE(NULLIF(u.key, ''), n.reported_key) <> n.reported_key
+                                       THEN 4 ELSE 0 END)
           FROM UNNEST($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
                AS u(id, hb, prev, ep, rt, relay, key, tel)
           WHERE n.id = u.id AND (n.heartbeat_at IS NULL OR n.heartbeat_at < (timestamptz 'epoch' + u.hb * interval '1 millisecond'))

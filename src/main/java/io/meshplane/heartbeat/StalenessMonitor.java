@@ -81,6 +81,24 @@ public final class StalenessMonitor extends VerticleBase {
   }
 
   void scan(long now) {
+    // transitions claimed here are published even if a Hazelcast call fails halfway through the scan:
+    // the claim makes this replica the only one that will ever report them
+    List<String> wentStale = new ArrayList<>();
+    List<String> cameBack = new ArrayList<>();
+    try {
+      claim(now, wentStale, cameBack);
+    } finally {
+      events.publish(NodeEvents.Type.STALE, wentStale);
+      events.publish(NodeEvents.Type.ONLINE, cameBack);
+    }
+    long owned = map.getLocalMapStats().getOwnedEntryCount();
+    long staleOwned = stale.getLocalMapStats().getOwnedEntryCount();
+    metrics.setNodeCount(MeshMetrics.NodeStatus.STALE, staleOwned);
+    metrics.setNodeCount(MeshMetrics.NodeStatus.ONLINE, Math.max(0, owned - staleOwned));
+  }
+
+  /** Claims this replica's stale and online transitions (exactly once cluster-wide), into the two lists. */
+  private void claim(long now, List<String> wentStale, List<String> cameBack) {
     if (!staleness.inGrace(now)) {
       // By second through the index (a superset at the boundary), then exactly by millisecond below.
       // Usually only the seconds that crossed the cutoff since the last scan; all of them on a full scan.
@@ -92,7 +110,6 @@ public final class StalenessMonitor extends VerticleBase {
           : LiveState.heartbeatSecondsBetween(Math.max(scannedUpTo - 2, cutoff - 120), cutoff));
       if (full) lastFullScan = now;
       scannedUpTo = cutoff;
-      List<String> wentStale = new ArrayList<>();
       for (String id : old) {
         if (stale.containsKey(id)) continue;
         LiveNode n = map.get(id);
@@ -103,9 +120,7 @@ public final class StalenessMonitor extends VerticleBase {
           wentStale.add(id);
         }
       }
-      events.publish(NodeEvents.Type.STALE, wentStale);
     }
-    List<String> cameBack = new ArrayList<>();
     for (String id : stale.localKeySet()) {
       LiveNode n = map.get(id);
       Long marked = stale.get(id);
@@ -117,11 +132,6 @@ public final class StalenessMonitor extends VerticleBase {
         cameBack.add(id);
       }
     }
-    events.publish(NodeEvents.Type.ONLINE, cameBack);
-    long owned = map.getLocalMapStats().getOwnedEntryCount();
-    long staleOwned = stale.getLocalMapStats().getOwnedEntryCount();
-    metrics.setNodeCount(MeshMetrics.NodeStatus.STALE, staleOwned);
-    metrics.setNodeCount(MeshMetrics.NodeStatus.ONLINE, Math.max(0, owned - staleOwned));
   }
 
   /** Writes the claimed transitions; kept for the next tick when PostgreSQL does not take them. */

@@ -66,6 +66,10 @@ public final class WriteBehindVerticle extends VerticleBase {
   /** Dirty entries are looked for at or after this heartbeat time; MIN_VALUE = sweep everything. */
   private long window = Long.MIN_VALUE;
   private long lastSweep;
+  /** This flush's committed changes, published when it ends (NodeEvents copies the lists). Worker thread only. */
+  private final List<String> endpointsChanged = new ArrayList<>();
+  private final List<String> relayChanged = new ArrayList<>();
+  private final List<String> keyChanged = new ArrayList<>();
   /** Rows written whose marks are not settled yet: node id -> the value written. Worker thread only. */
   private Map<String, LiveNode> written = new HashMap<>();
 
@@ -145,6 +149,7 @@ public final class WriteBehindVerticle extends VerticleBase {
     failedThisRound = false;
     Future<Void> done = keys.isEmpty() ? Future.succeededFuture() : nextChunk(chunks(keys).iterator(), settling);
     return done.onComplete(ar -> {
+      publishChanges();
       // rows of the previous flush that this one did not reach (it stopped at a failure): settled next time
       settling.forEach(written::putIfAbsent);
       // a complete, successful flush moves the window; after a failure the old window stays
@@ -269,7 +274,8 @@ public final class WriteBehindVerticle extends VerticleBase {
       key[i] = was != null && was.publicKey().equals(l.publicKey()) ? null : l.publicKey();
       tel[i] = was != null && was.telemetry().equals(l.telemetry()) ? null : l.telemetry();
     }
-    return nodes.flush(ids.toArray(new String[0]), hb, prev, ep, rt, relay, key, tel);
+    // a statement's changes count as soon as it commits, whatever the rest of the flush does
+    return nodes.flush(ids.toArray(new String[0]), hb, prev, ep, rt, relay, key, tel).onSuccess(this::collect);
   }
 
   /**
@@ -284,11 +290,24 @@ public final class WriteBehindVerticle extends VerticleBase {
     return again.isEmpty() ? Future.succeededFuture(LiveRepository.Flushed.NONE) : write(again, read, Map.of());
   }
 
-  /** Tells every replica which nodes' endpoints, reported relay or reported key this write changed. */
-  private void publish(LiveRepository.Flushed f) {
-    events.publish(NodeEvents.Type.ENDPOINTS_CHANGED, f.endpointsChanged());
-    events.publish(NodeEvents.Type.RELAY_CHANGED, f.relayChanged());
-    events.publish(NodeEvents.Type.KEY_CHANGED, f.keyChanged());
+  private void collect(LiveRepository.Flushed f) {
+    endpointsChanged.addAll(f.endpointsChanged());
+    relayChanged.addAll(f.relayChanged());
+    keyChanged.addAll(f.keyChanged());
+  }
+
+  /**
+   * Tells every replica which nodes' endpoints, reported relay or reported key this flush changed: one
+   * event per kind per flush, with every statement that committed (also when a later one failed: the
+   * rows it wrote hold their heartbeat, so no retry would report them again).
+   */
+  private void publishChanges() {
+    events.publish(NodeEvents.Type.ENDPOINTS_CHANGED, endpointsChanged);
+    events.publish(NodeEvents.Type.RELAY_CHANGED, relayChanged);
+    events.publish(NodeEvents.Type.KEY_CHANGED, keyChanged);
+    endpointsChanged.clear();
+    relayChanged.clear();
+    keyChanged.clear();
   }
 
   private Future<Void> nextChunk(Iterator<List<List<String>>> it, Map<String, LiveNode> settling) {
@@ -359,7 +378,6 @@ public final class WriteBehindVerticle extends VerticleBase {
         .compose(f -> f.rows() == n ? Future.succeededFuture(f) : dropLeftovers(ids.toArray(new String[0])).map(f))
         .map(f -> {
           for (String id : ids) written.put(id, read.get(id));
-          publish(f);
           return null;
         });
   }

@@ -57,7 +57,15 @@ public final class NodeEvents {
   public NodeEvents(Vertx vertx) {
     this.vertx = vertx;
     this.consumer = vertx.eventBus().<JsonObject>consumer(ADDRESS, m -> {
-      NodeEvent e = NodeEvent.fromJson(m.body());
+      NodeEvent e;
+      try {
+        e = NodeEvent.fromJson(m.body());
+      } catch (RuntimeException ex) {
+        // a type this version does not know (a newer replica during a rolling upgrade), or a message
+        // that is not an event: skipped, one line, no stack trace
+        LOG.warn("skipped a node event this replica cannot read: {}", ex.toString());
+        return;
+      }
       for (Listener l : listeners) {
         try {
           l.onNodeEvent(e);

@@ -112,13 +112,27 @@ public final class NodeService {
     Instant now = Times.now();
     return pool.withTransaction(tx -> nodes.find(tx, caller.boundary(), id).compose(r -> {
       if (r == null) return Future.failedFuture(Refusal.notFound("no node " + id));
+      // two deletions of one node at once: both found it, the second deletes nothing once the first
+      // commits, and is rolled back as a 404 (one audit event, one DELETED)
       return nodes.delete(tx, id)
-          .compose(v -> credentials.revokeAll(tx, id, now))
+          .compose(deleted -> deleted ? credentials.revokeAll(tx, id, now) : Future.failedFuture(Refusal.notFound("no node " + id)))
           .compose(denyAfterCommit -> audit.success(tx, caller, request, "node.delete", "node", id, r.team(), r.environment())
               .map(denyAfterCommit));
-    })).compose(denyAfterCommit -> denyAfterCommit.get())
-        .compose(v -> live.forget(id))
-        .onSuccess(v -> events.publish(NodeEvents.Type.DELETED, id));
+    })).compose(denyAfterCommit -> {
+      // committed: the deletion is a fact whatever happens next, so every replica hears of it now, and
+      // what follows is tidying that is also done elsewhere: a failure is logged, not answered (the
+      // denylist reconciliation puts the revocations there within 30 s; a live entry left behind is
+      // dropped by the write-behind if a heartbeat writes it again, and otherwise costs memory only: its
+      // row is gone, so it is in no list and no stored event)
+      events.publish(NodeEvents.Type.DELETED, id);
+      return denyAfterCommit.get()
+          .compose(v -> live.forget(id))
+          .recover(e -> {
+            LOG.warn("[request: {}] [node: {}] deleted, but its credentials or live state are not cleared yet ({}); retried in the background",
+                request.requestId(), id, e.getMessage());
+            return Future.succeededFuture();
+          });
+    });
   }
 
   /**

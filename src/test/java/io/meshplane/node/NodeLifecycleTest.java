@@ -353,6 +353,33 @@ class NodeLifecycleTest {
   }
 
   @Test
+  void twoDeletionsOfOneNodeAtOnceGiveOne204OneAuditEventAndOne404() throws Exception {
+    for (int i = 0; i < 6; i++) {
+      Nodes.Enrolled n = Nodes.enroll(http, a.coordinatorPort(), root, "twice-" + i, "web", "prod");
+      List<Integer> statuses = java.util.Collections.synchronizedList(new ArrayList<>());
+      java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+      List<Thread> threads = new ArrayList<>();
+      for (Meshplane on : new Meshplane[] {a, b}) {
+        Thread t = new Thread(() -> {
+          try {
+            go.await();
+          } catch (InterruptedException e) {
+            return;
+          }
+          statuses.add(http.send(HttpMethod.DELETE, on.coordinatorPort(), "/v1/nodes/" + n.id(), root, null).statusCode());
+        });
+        t.start();
+        threads.add(t);
+      }
+      go.countDown();
+      for (Thread t : threads) t.join(20_000);
+      statuses.sort(null);
+      assertEquals(List.of(204, 404), statuses, "node " + n.id());
+      assertEquals(1, scalar("SELECT count(*) FROM audit_events WHERE action = 'node.delete' AND target_id = '" + n.id() + "'"));
+    }
+  }
+
+  @Test
   void aLiveEntryLeftBehindByADeletedNodeIsDroppedByTheWriteBehind() throws Exception {
     // what a heartbeat racing a deletion leaves: a live entry with no node row
     String orphan = "nd_01m8000000000000000000rphn";
