@@ -429,7 +429,7 @@ public final class Meshplane implements AutoCloseable {
     java.util.Collections.reverse(started);
     for (Module m : started) {
       try {
-        Blocking.await(m.stop(), Duration.ofSeconds(15), "stopping " + m.name());
+        Blocking.await(m.stop(), m.stopTimeout(), "stopping " + m.name());
       } catch (RuntimeException e) {
         LOG.warn("{} did not stop cleanly: {}", m.name(), e.getMessage());
       }

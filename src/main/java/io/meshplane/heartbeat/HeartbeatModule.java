@@ -9,8 +9,6 @@ import io.meshplane.node.LiveNodes;
 import io.meshplane.node.NodeEvents;
 import io.meshplane.observe.MeshMetrics;
 import io.meshplane.observe.Readiness;
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.ThreadingModel;
@@ -58,9 +56,7 @@ public final class HeartbeatModule implements Module {
     this.live = new LiveState(vertx, hz);
     this.repository = new LiveRepository(pool);
     this.view = new LiveView(live);
-    MeterRegistry registry = metrics.registry();
-    Gauge.builder("mesh.writebehind.quarantined.rows", quarantine, Quarantine::size)
-        .description("Nodes whose rows PostgreSQL refuses now, written on their own (see /readyz)").register(registry);
+    metrics.quarantinedRowsFrom(quarantine::size);
   }
 
   @Override

@@ -3,6 +3,7 @@ package io.meshplane.module;
 import io.meshplane.http.Api;
 import io.meshplane.observe.Readiness;
 import io.vertx.core.Future;
+import java.time.Duration;
 
 /**
  * A feature's front door: everything it contributes to a replica, which the wiring point
@@ -41,5 +42,10 @@ public interface Module {
   /** The feature's last work before the replica closes (a last flush); completes when done. */
   default Future<Void> stop() {
     return Future.succeededFuture();
+  }
+
+  /** How long the shutdown waits for {@link #stop} before it goes on without it (logged). */
+  default Duration stopTimeout() {
+    return Duration.ofSeconds(15);
   }
 }

@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntSupplier;
 
 /**
  * The product's own metric families (SPEC §8), registered at start so dashboards and alerts can be
@@ -23,6 +24,8 @@ public final class MeshMetrics {
   public final Counter writeBehindFailures;
   public final Counter writeBehindQuarantined;
   private final Map<NodeStatus, AtomicLong> nodeCounts = new EnumMap<>(NodeStatus.class);
+  /** Where the quarantined-rows gauge reads from: 0 until the write-behind exists (it needs PostgreSQL). */
+  private volatile IntSupplier quarantinedRows = () -> 0;
   private final MeterRegistry registry;
 
   public MeshMetrics(MeterRegistry registry) {
@@ -44,6 +47,8 @@ public final class MeshMetrics {
     this.writeBehindQuarantined = Counter.builder("mesh.writebehind.quarantined")
         .description("Rows PostgreSQL refused on their own (isolated from their batch and quarantined), counted once per node")
         .register(registry);
+    Gauge.builder("mesh.writebehind.quarantined.rows", this, m -> m.quarantinedRows.getAsInt())
+        .description("Nodes whose rows PostgreSQL refuses now, written on their own (see /readyz)").register(registry);
     for (NodeStatus s : NodeStatus.values()) {
       AtomicLong v = new AtomicLong();
       nodeCounts.put(s, v);
@@ -52,6 +57,11 @@ public final class MeshMetrics {
           .tag("status", s.name().toLowerCase(java.util.Locale.ROOT))
           .register(registry);
     }
+  }
+
+  /** The source of {@code mesh_writebehind_quarantined_rows}, once the write-behind's quarantine exists. */
+  public void quarantinedRowsFrom(IntSupplier source) {
+    quarantinedRows = source;
   }
 
   public void setNodeCount(NodeStatus status, long count) {
