@@ -1,6 +1,7 @@
-import io.meshplane.auth.Principal;
-import io.meshplane.auth.Scope;
-import io.meshplane.auth.Surface;
+import io.meshplane.access.Boundary;
+import io.meshplane.access.Caller;
+import io.meshplane.access.Grants;
+import io.meshplane.access.Surface;
 import io.meshplane.auth.VerifiedTokens;
 import java.lang.management.ManagementFactory;
 import java.util.Base64;
@@ -35,8 +36,9 @@ public class TokenCacheMemory {
       r.nextBytes(sig);
       String jwt = header + "." + payload + "." + b64.encodeToString(sig);
       // claims arrive as fresh strings from the JSON parser, as in the verifier
-      cache.put(jwt, new Principal(new String(jti), new String(name), new Scope(new String("bench"), new String("prod"), Surface.AGENT),
-          1803097264000L, new String(node)));
+      // built as TokenVerifier builds an agent token's caller
+      cache.put(jwt, new Caller(Caller.Kind.NODE, new String(node), new String(name), new Boundary(new String("bench"), new String("prod")),
+          Grants.of(Surface.AGENT), new String(jti), 1803097264000L));
       if (i == 0) System.out.println("token length: " + jwt.length() + " characters");
     }
     long after = usedHeapAfterGc();
