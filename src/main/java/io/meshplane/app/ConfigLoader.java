@@ -98,6 +98,8 @@ public final class ConfigLoader {
       Object v = e.getValue();
       if (v instanceof Map<?, ?> nested) {
         flatten(key + ".", nested, out);
+      } else if (v instanceof List<?> list && key.equals(Setting.RELAYS.key)) {
+        out.put(key, new io.vertx.core.json.JsonArray(toJsonable(list)).encode());
       } else if (v instanceof List<?> list) {
         List<String> parts = new ArrayList<>();
         for (Object o : list) parts.add(String.valueOf(o));
@@ -106,6 +108,57 @@ public final class ConfigLoader {
         out.put(key, v == null ? "" : String.valueOf(v));
       }
     }
+  }
+
+  /** YAML's lists and maps as Vert.x JSON can take them (snakeyaml gives LinkedHashMaps and ArrayLists). */
+  @SuppressWarnings("unchecked")
+  private static List<Object> toJsonable(List<?> list) {
+    List<Object> out = new ArrayList<>();
+    for (Object o : list) {
+      if (o instanceof Map<?, ?> m) {
+        Map<String, Object> copy = new LinkedHashMap<>();
+        m.forEach((k, val) -> copy.put(String.valueOf(k), val == null ? null : String.valueOf(val)));
+        out.add(copy);
+      } else {
+        out.add(o == null ? null : String.valueOf(o));
+      }
+    }
+    return out;
+  }
+
+  private static final Pattern RELAY_NAME = Pattern.compile("^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$");
+
+  /** {@code relays}: a JSON/YAML list of {name, region, url}; the first bad entry stops the start, named by its index and key. */
+  private static io.meshplane.node.Relays relays(Map<String, String> v) {
+    Setting s = Setting.RELAYS;
+    String raw = v.get(s.key).trim();
+    if (raw.isEmpty()) return io.meshplane.node.Relays.NONE;
+    io.vertx.core.json.JsonArray list;
+    try {
+      list = new io.vertx.core.json.JsonArray(raw);
+    } catch (RuntimeException e) {
+      throw new ConfigException(s.key + " (env " + s.env + "): must be a list of {name, region, url}");
+    }
+    List<io.meshplane.node.Relays.Relay> out = new ArrayList<>();
+    java.util.Set<String> names = new java.util.HashSet<>();
+    for (int i = 0; i < list.size(); i++) {
+      String at = s.key + "[" + i + "]";
+      if (!(list.getValue(i) instanceof io.vertx.core.json.JsonObject r)) throw new ConfigException(at + ": must be {name, region, url}");
+      for (String k : r.fieldNames()) {
+        if (!List.of("name", "region", "url").contains(k)) throw new ConfigException(at + "." + k + ": unknown key (name, region, url)");
+      }
+      String name = r.getValue("name") instanceof String n ? n : null;
+      if (name == null || !RELAY_NAME.matcher(name).matches()) throw new ConfigException(at + ".name: must be a DNS label (a-z, 0-9, '-')");
+      if (!names.add(name)) throw new ConfigException(at + ".name: '" + name + "' is configured twice");
+      String region = r.getValue("region") instanceof String g ? g : null;
+      if (region == null || !SLUG.matcher(region).matches()) throw new ConfigException(at + ".region: must be a slug (a-z, 0-9, '-')");
+      String url = r.getValue("url") instanceof String u ? u : null;
+      if (url == null || !url.matches("^(https|http)://[A-Za-z0-9.\\-]+(:\\d{1,5})?(/[\\x21-\\x7e]*)?$")) {
+        throw new ConfigException(at + ".url: must be an http(s) URL such as https://fra1.relay.example.net");
+      }
+      out.add(new io.meshplane.node.Relays.Relay(name, region, url));
+    }
+    return new io.meshplane.node.Relays(out);
   }
 
   private static MeshConfig build(Map<String, String> v) {
@@ -130,6 +183,7 @@ public final class ConfigLoader {
         duration(v, Setting.HEARTBEAT_STALE_AFTER, Duration.ofMillis(100), Duration.ofDays(1)),
         duration(v, Setting.WRITEBEHIND_FLUSH_INTERVAL, Duration.ofMillis(10), Duration.ofMinutes(10)),
         addressPool(v),
+        relays(v),
         intIn(v, Setting.WRITEBEHIND_MAX_BACKLOG, 1, 100_000_000),
         duration(v, Setting.SHUTDOWN_GRACE, Duration.ZERO, Duration.ofMinutes(5)));
   }

@@ -26,6 +26,7 @@ public record MeshConfig(
     Duration staleAfter,
     Duration flushInterval,
     String addressPool,
+    io.meshplane.node.Relays relays,
     int writeBehindMaxBacklog,
     Duration shutdownGrace) {
 

@@ -18,6 +18,7 @@ import io.meshplane.node.NodeModule;
 import io.meshplane.observe.HazelcastMetrics;
 import io.meshplane.observe.Observability;
 import io.meshplane.observe.Readiness;
+import io.meshplane.policy.PolicyModule;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
@@ -98,6 +99,7 @@ public final class Meshplane implements AutoCloseable {
   private volatile AuthModule auth;
   private volatile NodeModule nodes;
   private volatile HeartbeatModule heartbeat;
+  private volatile PolicyModule policy;
   /** In the order they start and mount routes (the heartbeat's route first); stopped in reverse. */
   private volatile List<Module> modules = List.of();
 
@@ -214,10 +216,13 @@ public final class Meshplane implements AutoCloseable {
     auth = new AuthModule(vertx, hz, p, keys, audit.log(), observability.mesh(), cursors,
         new AuthModule.Settings(config.issuer(), config.tokensMaxLifetime()));
     NodeEvents events = new NodeEvents(vertx);
-    heartbeat = new HeartbeatModule(vertx, hz, p, events, observability.mesh(), cursors, new HeartbeatModule.Settings(
+    policy = new PolicyModule(vertx, hz, p, audit.log(), events, observability.mesh(), cursors, config.heartbeatInterval());
+    heartbeat = new HeartbeatModule(vertx, hz, p, events, policy, observability.mesh(), cursors, new HeartbeatModule.Settings(
         config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog()));
-    nodes = new NodeModule(p, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), events, cursors, config.addressPool());
-    List<Module> all = List.of(heartbeat, auth, nodes, audit);
+    nodes = new NodeModule(p, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), events, policy, config.relays(), cursors,
+        config.addressPool());
+    // policy loads and starts before the heartbeat route is served: answers come from its model
+    List<Module> all = List.of(policy, heartbeat, auth, nodes, audit);
     for (Module m : all) m.checks(readiness);
     pool = p;
     for (Module m : all) {
@@ -395,6 +400,10 @@ public final class Meshplane implements AutoCloseable {
 
   public HeartbeatModule heartbeat() {
     return heartbeat;
+  }
+
+  public PolicyModule policy() {
+    return policy;
   }
 
   public AuditModule audit() {

@@ -9,6 +9,7 @@ import java.time.Instant;
 /**
  * One entry of the audit trail (SPEC §6). {@code team}/{@code environment} place the event inside a
  * scope (the target's, or for a denied attempt the actor's) so audit readers see only their own.
+ * {@code details} is null for most actions.
  */
 public record AuditEvent(
     String id,
@@ -21,7 +22,8 @@ public record AuditEvent(
     String requestId,
     String sourceIp,
     String team,
-    String environment) {
+    String environment,
+    JsonObject details) {
 
   public static final String SUCCESS = "success";
   public static final String DENIED = "denied";
@@ -31,7 +33,12 @@ public record AuditEvent(
   public static AuditEvent of(Actor actor, RequestInfo request, String action, String targetType, String targetId, String outcome,
       String team, String environment) {
     return new AuditEvent(Ids.next("ev"), Times.now(), actor, action, targetType, targetId, outcome, request.requestId(),
-        request.sourceAddress(), team, environment);
+        request.sourceAddress(), team, environment, null);
+  }
+
+  /** The same event with details (what the action has more to say: a policy update's old and new version). */
+  public AuditEvent with(JsonObject more) {
+    return new AuditEvent(id, at, actor, action, targetType, targetId, outcome, requestId, sourceIp, team, environment, more);
   }
 
   public JsonObject toJson() {
@@ -45,6 +52,7 @@ public record AuditEvent(
         .put("request_id", requestId)
         .put("source_ip", sourceIp)
         .put("team", team)
-        .put("environment", environment);
+        .put("environment", environment)
+        .put("details", details);
   }
 }

@@ -30,10 +30,10 @@ public final class AuditLog implements Denials {
   private static final Logger LOG = LoggerFactory.getLogger(AuditLog.class);
   private static final String INSERT = """
       INSERT INTO audit_events (id, at, actor_type, actor_id, actor_name, action, target_type, target_id,
-                                outcome, request_id, source_ip, team, environment)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)""";
+                                outcome, request_id, source_ip, team, environment, details)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)""";
   private static final String LIST = "SELECT id, at, actor_type, actor_id, actor_name, action, target_type, target_id, outcome, "
-      + "request_id, source_ip, team, environment FROM audit_events WHERE " + Sql.inScope(1, 2)
+      + "request_id, source_ip, team, environment, details FROM audit_events WHERE " + Sql.inScope(1, 2)
       + " AND ($3::text IS NULL OR actor_id = $3)"
       + " AND ($4::text IS NULL OR action = $4)"
       + " AND ($5::timestamptz IS NULL OR at >= $5)"
@@ -53,13 +53,20 @@ public final class AuditLog implements Denials {
   public Future<Void> record(SqlClient client, AuditEvent e) {
     return client.preparedQuery(INSERT).execute(Tuple.from(new Object[] {
         e.id(), e.at().atOffset(ZoneOffset.UTC), e.actor().type(), e.actor().id(), e.actor().name(), e.action(), e.targetType(),
-        e.targetId(), e.outcome(), e.requestId(), e.sourceIp(), e.team(), e.environment()})).mapEmpty();
+        e.targetId(), e.outcome(), e.requestId(), e.sourceIp(), e.team(), e.environment(), e.details()})).mapEmpty();
   }
 
   /** A successful change by {@code caller}, placed in the target's team and environment, in the change's transaction. */
   public Future<Void> success(SqlClient tx, Caller caller, RequestInfo request, String action, String targetType, String targetId,
       String team, String environment) {
     return record(tx, AuditEvent.of(Actor.of(caller), request, action, targetType, targetId, AuditEvent.SUCCESS, team, environment));
+  }
+
+  /** As {@link #success}, with details (a policy update's old and new version). */
+  public Future<Void> success(SqlClient tx, Caller caller, RequestInfo request, String action, String targetType, String targetId,
+      String team, String environment, io.vertx.core.json.JsonObject details) {
+    return record(tx, AuditEvent.of(Actor.of(caller), request, action, targetType, targetId, AuditEvent.SUCCESS, team, environment)
+        .with(details));
   }
 
   /**
@@ -98,6 +105,6 @@ public final class AuditLog implements Denials {
     return new AuditEvent(r.getString("id"), r.getOffsetDateTime("at").toInstant(),
         new Actor(r.getString("actor_type"), r.getString("actor_id"), r.getString("actor_name")), r.getString("action"),
         r.getString("target_type"), r.getString("target_id"), r.getString("outcome"), r.getString("request_id"),
-        r.getString("source_ip"), r.getString("team"), r.getString("environment"));
+        r.getString("source_ip"), r.getString("team"), r.getString("environment"), (io.vertx.core.json.JsonObject) r.getJson("details"));
   }
 }

@@ -7,6 +7,7 @@ import io.meshplane.http.Cursors;
 import io.meshplane.module.Module;
 import io.meshplane.node.LiveNodes;
 import io.meshplane.node.NodeEvents;
+import io.meshplane.node.NodePolicy;
 import io.meshplane.observe.MeshMetrics;
 import io.meshplane.observe.Readiness;
 import io.vertx.core.DeploymentOptions;
@@ -43,10 +44,13 @@ public final class HeartbeatModule implements Module {
   private final LiveRepository repository;
   private final LiveView view;
   private final Quarantine quarantine = new Quarantine();
+  private final NodePolicy policy;
   private volatile String writeBehindDeployment;
 
-  public HeartbeatModule(Vertx vertx, HazelcastInstance hz, Pool pool, NodeEvents events, MeshMetrics metrics, Cursors cursors,
-      Settings settings) {
+  /** @param policy where heartbeat answers get their relay, peers and acl */
+  public HeartbeatModule(Vertx vertx, HazelcastInstance hz, Pool pool, NodeEvents events, NodePolicy policy, MeshMetrics metrics,
+      Cursors cursors, Settings settings) {
+    this.policy = policy;
     this.vertx = vertx;
     this.hz = hz;
     this.events = events;
@@ -106,7 +110,7 @@ public final class HeartbeatModule implements Module {
     if (api.forMachines()) {
       HeartbeatBatcher batcher = new HeartbeatBatcher(vertx.getOrCreateContext(), live.map(), HEARTBEAT_MAX_BATCH,
           metrics.heartbeatBatchSize);
-      HeartbeatRoutes.mount(api, batcher, metrics, settings.interval().toSeconds());
+      HeartbeatRoutes.mount(api, batcher, metrics, settings.interval().toSeconds(), policy);
     }
     EventRoutes.mount(api, repository, cursors);
   }

@@ -18,6 +18,8 @@ import java.util.Objects;
  *
  * @param heartbeatAt epoch ms of the last accepted heartbeat (indexed: the staleness scan and the
  *     write-behind's window read it)
+ * @param knownPeers the peers version the heartbeat acknowledged in {@code known} (-1: none sent);
+ *     with {@code knownAcl}, the node record's {@code policy_sync}. Not written to PostgreSQL.
  */
 public record LiveNode(
     long heartbeatAt,
@@ -26,7 +28,14 @@ public record LiveNode(
     String publicKey,
     String relay,
     String[] routes,
-    String telemetry) {
+    String telemetry,
+    long knownPeers,
+    long knownAcl) {
+
+  /** An entry without acknowledged versions (seeded from PostgreSQL, or a test's). */
+  public LiveNode(long heartbeatAt, boolean dirty, String[] endpoints, String publicKey, String relay, String[] routes, String telemetry) {
+    this(heartbeatAt, dirty, endpoints, publicKey, relay, routes, telemetry, -1, -1);
+  }
 
   /**
    * The indexed field: the heartbeat's second, not its millisecond. Hazelcast's hash index keeps one
@@ -45,14 +54,14 @@ public record LiveNode(
   }
 
   public LiveNode clean() {
-    return new LiveNode(heartbeatAt, false, endpoints, publicKey, relay, routes, telemetry);
+    return new LiveNode(heartbeatAt, false, endpoints, publicKey, relay, routes, telemetry, knownPeers, knownAcl);
   }
 
   @Override
   public boolean equals(Object o) {
     return o instanceof LiveNode n && heartbeatAt == n.heartbeatAt && dirty == n.dirty && Arrays.equals(endpoints, n.endpoints)
         && Objects.equals(publicKey, n.publicKey) && relay.equals(n.relay) && Arrays.equals(routes, n.routes)
-        && telemetry.equals(n.telemetry);
+        && telemetry.equals(n.telemetry) && knownPeers == n.knownPeers && knownAcl == n.knownAcl;
   }
 
   @Override
@@ -73,7 +82,8 @@ public record LiveNode(
     public LiveNode read(CompactReader in) {
       long at = (in.readInt32(HEARTBEAT_SECOND_FIELD) + SECOND_ORIGIN) * 1000L + in.readInt16("heartbeatMilli");
       return new LiveNode(at, in.readBoolean(DIRTY_FIELD), split(in.readString("endpoints")), orEmpty(in.readString("publicKey")),
-          orEmpty(in.readString("relay")), split(in.readString("routes")), in.readString("telemetry"));
+          orEmpty(in.readString("relay")), split(in.readString("routes")), in.readString("telemetry"), in.readInt64("knownPeers"),
+          in.readInt64("knownAcl"));
     }
 
     @Override
@@ -86,6 +96,8 @@ public record LiveNode(
       out.writeString("relay", emptyToNull(n.relay()));
       out.writeString("routes", join(n.routes()));
       out.writeString("telemetry", n.telemetry());
+      out.writeInt64("knownPeers", n.knownPeers());
+      out.writeInt64("knownAcl", n.knownAcl());
     }
 
     private static String join(String[] items) {

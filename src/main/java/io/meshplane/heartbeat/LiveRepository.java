@@ -3,6 +3,7 @@ package io.meshplane.heartbeat;
 import io.meshplane.access.Boundary;
 import io.meshplane.common.Sql;
 import io.meshplane.common.Times;
+import io.meshplane.node.ChangeLog;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
@@ -61,6 +62,11 @@ public final class LiveRepository {
    * change (nor the first flush after the upgrade that added the column). So the node-change
    * events come from what PostgreSQL held, whichever replica wrote the row last, without reading the
    * row a second time.
+   *
+   * <p>What peers see of a node (its endpoints, its current key, online after its first heartbeat or
+   * after being stale; bits 1, 16, 8 and 32: a written heartbeat clears the stale flag) also goes into the change log ({@link ChangeLog}) in the same statement, as one
+   * {@code live} entry, so the peer models of every replica learn it in commit order. A flush that
+   * changed nothing peers see takes no clock lock and writes no entry.
    */
   public Future<Flushed> flush(String[] ids, Long[] heartbeats, Long[] previous, String[] endpoints, String[] routes,
       String[] relays, String[] keys, String[] telemetry) {
@@ -69,16 +75,28 @@ public final class LiveRepository {
           UPDATE nodes n SET heartbeat_at = (timestamptz 'epoch' + u.hb * interval '1 millisecond'),
                  endpoints = COALESCE(string_to_array(u.ep, ','), n.endpoints), routes = COALESCE(string_to_array(u.rt, ','), n.routes),
                  reported_relay = COALESCE(u.relay, n.reported_relay), reported_key = COALESCE(NULLIF(u.key, ''), n.reported_key),
-                 telemetry = COALESCE(u.tel::jsonb, n.telemetry),
+                 telemetry = COALESCE(u.tel::jsonb, n.telemetry), stale = false,
                  flush_changes = (CASE WHEN COALESCE(string_to_array(u.ep, ','), n.endpoints) IS DISTINCT FROM n.endpoints THEN 1 ELSE 0 END)
                                | (CASE WHEN COALESCE(u.relay, n.reported_relay) IS DISTINCT FROM n.reported_relay THEN 2 ELSE 0 END)
                                | (CASE WHEN n.reported_key <> '' AND COALESCE(NULLIF(u.key, ''), n.reported_key) <> n.reported_key
                                        THEN 4 ELSE 0 END)
+                               | (CASE WHEN n.heartbeat_at IS NULL THEN 8 ELSE 0 END)
+                               | (CASE WHEN COALESCE(NULLIF(u.key, ''), NULLIF(n.reported_key, ''), n.public_key)
+                                            <> COALESCE(NULLIF(n.reported_key, ''), n.public_key) THEN 16 ELSE 0 END)
+                               | (CASE WHEN n.stale THEN 32 ELSE 0 END)
           FROM UNNEST($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
                AS u(id, hb, prev, ep, rt, relay, key, tel)
           WHERE n.id = u.id AND (n.heartbeat_at IS NULL OR n.heartbeat_at < (timestamptz 'epoch' + u.hb * interval '1 millisecond'))
             AND (u.prev IS NULL OR n.heartbeat_at = (timestamptz 'epoch' + u.prev * interval '1 millisecond'))
-          RETURNING n.id, n.flush_changes AS c)
+          RETURNING n.id, n.flush_changes AS c, n.endpoints AS ep, COALESCE(NULLIF(n.reported_key, ''), n.public_key) AS k),
+        peer AS (SELECT id, c, ep, k FROM written WHERE c & 57 <> 0),
+        """ + String.format(ChangeLog.CLOCK_CTE, "EXISTS (SELECT 1 FROM peer)") + """
+        ,
+        logged AS (
+          INSERT INTO mesh_changes (seq, kind, data)
+          SELECT clock.seq, 'live', jsonb_build_object('nodes',
+                 (SELECT jsonb_agg(jsonb_build_object('id', id, 'ep', ep, 'key', k, 'first', c & 40 <> 0)) FROM peer))
+          FROM clock)
         SELECT count(*) AS rows, array_agg(id) FILTER (WHERE c & 1 <> 0) AS ep, array_agg(id) FILTER (WHERE c & 2 <> 0) AS relay,
                array_agg(id) FILTER (WHERE c & 4 <> 0) AS key
         FROM written""";
@@ -106,16 +124,29 @@ public final class LiveRepository {
 
   /** Records state transitions (node.stale / node.online); events of nodes deleted meanwhile are dropped. */
   public Future<Integer> insertEvents(String[] eventIds, Long[] at, String[] types, String[] nodeIds, Long[] lastHeartbeat) {
+    // the events, the nodes' stale flag and the change-log entry peers learn it from, in one statement
     String sql = """
-        INSERT INTO node_events (id, at, type, node_id, node_name, team, environment, last_heartbeat)
-        SELECT u.eid, (timestamptz 'epoch' + u.at * interval '1 millisecond'), u.type, n.id, n.name, n.team, n.environment, (timestamptz 'epoch' + u.hb * interval '1 millisecond')
-        FROM UNNEST($1::text[], $2::int8[], $3::text[], $4::text[], $5::int8[]) AS u(eid, at, type, node_id, hb)
-        JOIN nodes n ON n.id = u.node_id
-        ON CONFLICT (id) DO NOTHING""";
+        WITH ev AS (
+          INSERT INTO node_events (id, at, type, node_id, node_name, team, environment, last_heartbeat)
+          SELECT u.eid, (timestamptz 'epoch' + u.at * interval '1 millisecond'), u.type, n.id, n.name, n.team, n.environment, (timestamptz 'epoch' + u.hb * interval '1 millisecond')
+          FROM UNNEST($1::text[], $2::int8[], $3::text[], $4::text[], $5::int8[]) AS u(eid, at, type, node_id, hb)
+          JOIN nodes n ON n.id = u.node_id
+          ON CONFLICT (id) DO NOTHING
+          RETURNING node_id, type, at),
+        latest AS (SELECT DISTINCT ON (node_id) node_id, type = 'node.stale' AS stale FROM ev ORDER BY node_id, at DESC),
+        flagged AS (UPDATE nodes n SET stale = l.stale FROM latest l WHERE n.id = l.node_id AND n.stale <> l.stale RETURNING n.id, n.stale),
+        """ + String.format(ChangeLog.CLOCK_CTE, "EXISTS (SELECT 1 FROM flagged)") + """
+        ,
+        logged AS (
+          INSERT INTO mesh_changes (seq, kind, data)
+          SELECT clock.seq, 'online', jsonb_build_object('nodes',
+                 (SELECT jsonb_agg(jsonb_build_object('id', id, 'online', NOT stale)) FROM flagged))
+          FROM clock)
+        SELECT count(*) FROM ev""";
     return pool.preparedQuery(sql)
         .execute(Tuple.tuple().addArrayOfString(eventIds).addArrayOfLong(at).addArrayOfString(types).addArrayOfString(nodeIds)
             .addArrayOfLong(lastHeartbeat))
-        .map(rows -> rows.rowCount());
+        .map(rows -> rows.iterator().next().getLong(0).intValue());
   }
 
   /** A page of node state events inside {@code boundary}, oldest first, with the filters given (null = any). */

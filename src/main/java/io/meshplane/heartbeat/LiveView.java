@@ -53,6 +53,7 @@ final class LiveView implements LiveNodes {
   }
 
   private static Live view(LiveNode n) {
-    return n == null ? null : new Live(n.heartbeatAt(), n.endpoints(), n.relay(), n.routes(), n.telemetry());
+    return n == null ? null : new Live(n.heartbeatAt(), n.endpoints(), n.relay(), n.publicKey(), n.routes(), n.telemetry(), n.knownPeers(),
+        n.knownAcl());
   }
 }

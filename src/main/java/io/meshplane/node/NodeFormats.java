@@ -88,7 +88,7 @@ public final class NodeFormats {
    * The IPv4 address in {@code s[from, to)} as an unsigned 32-bit value, or -1: exactly four decimal
    * parts of 1-3 ASCII digits, each 0-255, no leading zero (so no octal reading is possible).
    */
-  static long ipv4(String s, int from, int to) {
+  public static long ipv4(String s, int from, int to) {
     long value = 0;
     int i = from;
     for (int part = 0; part < 4; part++) {

@@ -19,7 +19,8 @@ import java.util.List;
  */
 public final class NodeRepository {
   private static final String COLUMNS = "id, name, team, environment, host(address) AS address, public_key, tags, relay, services, "
-      + "endpoints, routes, reported_relay, telemetry::text AS telemetry, heartbeat_at, created_at, updated_at";
+      + "endpoints, routes, reported_relay, COALESCE(NULLIF(reported_key, ''), public_key) AS current_key, telemetry::text AS telemetry, "
+      + "heartbeat_at, created_at, updated_at";
   private static final String IN_SCOPE = Sql.inScope(1, 2);
 
   private final Pool pool;
@@ -34,14 +35,14 @@ public final class NodeRepository {
    * Completes with the address (without prefix length), or null when the pool is used up.
    */
   public Future<String> insert(SqlClient tx, String id, String name, String team, String env, String publicKey, String[] tags,
-      String poolBase, long poolSize, Instant now) {
+      String relay, String poolBase, long poolSize, Instant now) {
     String sql = """
         WITH a AS (SELECT nextval('node_address_seq') AS n)
-        INSERT INTO nodes (id, name, team, environment, address, public_key, tags, created_at, updated_at)
-        SELECT $1, $2, $3, $4, $5::text::inet + a.n, $6, $7, $8, $8 FROM a WHERE a.n < $9
+        INSERT INTO nodes (id, name, team, environment, address, public_key, tags, relay, created_at, updated_at)
+        SELECT $1, $2, $3, $4, $5::text::inet + a.n, $6, $7, $10, $8, $8 FROM a WHERE a.n < $9
         RETURNING host(address) AS address""";
     return tx.preparedQuery(sql)
-        .execute(Tuple.from(new Object[] {id, name, team, env, poolBase, publicKey, tags, Sql.odt(now), poolSize - 1}))
+        .execute(Tuple.from(new Object[] {id, name, team, env, poolBase, publicKey, tags, Sql.odt(now), poolSize - 1, relay}))
         .map(rows -> rows.size() == 0 ? null : rows.iterator().next().getString("address"))
         .recover(t -> {
           if (t instanceof PgException pg && "23505".equals(pg.getSqlState())) {
@@ -83,13 +84,44 @@ public final class NodeRepository {
         .map(rows -> Sql.list(rows, NodeRepository::map));
   }
 
+  /**
+   * The least-loaded of {@code candidates} (relay names in configuration order; ties go to the first),
+   * counting every node of the mesh: relays are shared by all teams. An index-only count per relay.
+   */
+  public Future<String> leastLoaded(SqlClient tx, List<String> candidates) {
+    if (candidates.isEmpty()) return Future.succeededFuture("");
+    return tx.preparedQuery("""
+            SELECT r.name FROM UNNEST($1::text[]) WITH ORDINALITY AS r(name, pos)
+            LEFT JOIN LATERAL (SELECT count(*) AS n FROM nodes WHERE relay = r.name) c ON true
+            ORDER BY c.n, r.pos LIMIT 1""")
+        .execute(Tuple.of(candidates.toArray(new String[0])))
+        .map(rows -> rows.iterator().next().getString(0));
+  }
+
+  /** Nodes per relay inside {@code caller}'s boundary (relays without nodes are absent). */
+  public Future<java.util.Map<String, Long>> relayCounts(Boundary caller) {
+    return pool.preparedQuery("SELECT relay, count(*) AS n FROM nodes WHERE " + IN_SCOPE + " AND relay <> '' GROUP BY relay")
+        .execute(Tuple.of(caller.team(), caller.environment()))
+        .map(rows -> {
+          java.util.Map<String, Long> out = new java.util.HashMap<>();
+          for (Row r : rows) out.put(r.getString("relay"), r.getLong("n"));
+          return out;
+        });
+  }
+
+  /** Sets a node's tags; false when the node is gone. */
+  public Future<Boolean> retag(SqlClient tx, String id, String[] tags, Instant now) {
+    return tx.preparedQuery("UPDATE nodes SET tags = $2, updated_at = $3 WHERE id = $1")
+        .execute(Tuple.of(id, tags, Sql.odt(now))).map(rows -> rows.rowCount() == 1);
+  }
+
   public Future<Boolean> delete(SqlClient tx, String id) {
     return tx.preparedQuery("DELETE FROM nodes WHERE id = $1").execute(Tuple.of(id)).map(rows -> rows.rowCount() == 1);
   }
 
   private static NodeRecord map(Row r) {
     return new NodeRecord(r.getString("id"), r.getString("name"), r.getString("team"), r.getString("environment"),
-        r.getString("address"), r.getString("public_key"), r.getArrayOfStrings("tags"), r.getString("relay"),
+        r.getString("address"), r.getString("current_key"), r.getArrayOfStrings("tags"), r.getString("relay"),
         r.getArrayOfStrings("services"), r.getArrayOfStrings("endpoints"), r.getArrayOfStrings("routes"),
         r.getString("reported_relay"), r.getString("telemetry"), Sql.instant(r, "heartbeat_at"), Sql.instant(r, "created_at"),
         Sql.instant(r, "updated_at"));

@@ -3,6 +3,7 @@ package io.meshplane.node;
 import static io.vertx.core.http.HttpMethod.DELETE;
 import static io.vertx.core.http.HttpMethod.GET;
 import static io.vertx.core.http.HttpMethod.POST;
+import static io.vertx.core.http.HttpMethod.PUT;
 
 import io.meshplane.access.Boundary;
 import io.meshplane.access.Caller;
@@ -48,6 +49,23 @@ public final class NodeRoutes {
           Responses.ok(ctx, body);
           return null;
         }));
+    api.route(PUT, "/nodes/{id}/tags", Permission.NODES_OPERATE, "node.retag", "node", (ctx, caller) -> {
+      String id = nodeId(ctx);
+      Fields f = new Fields();
+      JsonObject body = JsonBodies.required(ctx);
+      if (body.getValue("tags") == null) f.error("tags", "is required");
+      String[] tags = tags(f, body);
+      f.check();
+      return nodes.retag(caller, Api.request(ctx), id, tags).map(node -> {
+        Responses.ok(ctx, node);
+        return null;
+      });
+    });
+    api.route(GET, "/relays", Permission.NODES_READ, "relay.list", null, (ctx, caller) ->
+        nodes.relays(caller).map(body -> {
+          Responses.ok(ctx, body);
+          return null;
+        }));
     api.route(DELETE, "/nodes/{id}", Permission.NODES_OPERATE, "node.delete", "node", (ctx, caller) ->
         nodes.delete(caller, Api.request(ctx), nodeId(ctx)).map(v -> {
           Responses.noContent(ctx);
@@ -64,8 +82,10 @@ public final class NodeRoutes {
     String[] tags = tags(f, body);
     String team = boundaryPart(f, body, "team", caller.team());
     String env = boundaryPart(f, body, "environment", caller.environment());
+    String region = f.optionalString(body, "region", "region");
+    if (region != null && !Fields.isSlug(region)) f.error("region", "must be a region slug");
     f.check();
-    return new NodeService.EnrollRequest(name, key, tags, new Boundary(team, env));
+    return new NodeService.EnrollRequest(name, key, tags, new Boundary(team, env), region);
   }
 
   private static String[] tags(Fields f, JsonObject body) {

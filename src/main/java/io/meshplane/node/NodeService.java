@@ -33,8 +33,8 @@ import org.slf4j.LoggerFactory;
 public final class NodeService {
   private static final Logger LOG = LoggerFactory.getLogger(NodeService.class);
 
-  /** A validated enrollment: {@code boundary} is where the node will live (never {@code *}). */
-  public record EnrollRequest(String name, String publicKey, String[] tags, Boundary boundary) {}
+  /** A validated enrollment: {@code boundary} is where the node will live (never {@code *}); {@code region} null = any relay. */
+  public record EnrollRequest(String name, String publicKey, String[] tags, Boundary boundary, String region) {}
 
   /** The inventory's filters (each null when not given). */
   public record Query(String status, String tag, String namePrefix) {}
@@ -45,6 +45,8 @@ public final class NodeService {
   private final AuditLog audit;
   private final LiveNodes live;
   private final NodeEvents events;
+  private final NodePolicy policy;
+  private final Relays relays;
   private final String poolBase;
   private final long poolSize;
   /** Nodes whose unreadable telemetry was logged in the last hour (one line per node, not per read). */
@@ -53,7 +55,9 @@ public final class NodeService {
 
   /** @param addressPool {@code nodes.address_pool}, an IPv4 CIDR (validated by the configuration) */
   public NodeService(Pool pool, NodeRepository nodes, AgentCredentials credentials, AuditLog audit, LiveNodes live, NodeEvents events,
-      String addressPool) {
+      NodePolicy policy, Relays relays, String addressPool) {
+    this.policy = policy;
+    this.relays = relays;
     this.pool = pool;
     this.nodes = nodes;
     this.credentials = credentials;
@@ -72,23 +76,64 @@ public final class NodeService {
       return audit.refuse(caller, request, "node.enroll", "node", null,
           Refusal.forbidden("cannot enroll a node outside your team and environment"), false);
     }
+    if (req.region() != null && !relays.hasRegion(req.region())) {
+      return Future.failedFuture(Refusal.invalid("region", "no relay is configured in region " + req.region()));
+    }
     String id = Ids.next("nd");
     Instant now = Times.now();
-    return pool.withTransaction(tx -> nodes.insert(tx, id, req.name(), team, env, req.publicKey(), req.tags(), poolBase, poolSize, now)
+    return pool.withTransaction(tx -> nodes.leastLoaded(tx, relays.names(req.region()))
+        .compose(relay -> nodes.insert(tx, id, req.name(), team, env, req.publicKey(), req.tags(), relay, poolBase, poolSize, now)
         .compose(address -> {
           if (address == null) return Future.failedFuture(Refusal.conflict("the address pool is used up"));
-          return credentials.issue(tx, id, req.name(), req.boundary(), caller.id())
+          return ChangeLog.append(tx, "enroll", ChangeLog.enrolled(id, team, env, req.name(), address, req.publicKey(), req.tags(), relay))
+              .compose(seq -> credentials.issue(tx, id, req.name(), req.boundary(), caller.id())
               .compose(credential -> audit.success(tx, caller, request, "node.enroll", "node", id, team, env)
-                  .map(v -> {
-                    NodeRecord r = new NodeRecord(id, req.name(), team, env, address, req.publicKey(), req.tags(), "", new String[0],
-                        new String[0], new String[0], "", "{}", null, now, now);
-                    return new JsonObject()
-                        .put("node", toJson(r, null, System.currentTimeMillis()))
-                        .put("credential", new JsonObject().put("token", credential.jwt())
-                            .put("expires", Times.format(credential.expires())));
-                  }));
-        }))
-        .onSuccess(v -> events.publish(NodeEvents.Type.ENROLLED, id));
+                  .map(v -> new Object[] {new NodeRecord(id, req.name(), team, env, address, req.publicKey(), req.tags(), relay, new String[0],
+                      new String[0], new String[0], "", "{}", null, now, now), credential, seq})));
+        })))
+        .compose(done -> {
+          events.publish(NodeEvents.Type.ENROLLED, id);
+          // read-your-writes: this replica's model holds the node (its acl_matches, its peers) before the answer
+          return policy.applied((Long) done[2]).map(v -> {
+            NodeRecord r = (NodeRecord) done[0];
+            AgentCredentials.Credential credential = (AgentCredentials.Credential) done[1];
+            return new JsonObject()
+                .put("node", toJson(r, null, System.currentTimeMillis()))
+                .put("credential", new JsonObject().put("token", credential.jwt()).put("expires", Times.format(credential.expires())));
+          });
+        });
+  }
+
+  /**
+   * Re-tag (SPEC §4): the node's tags become {@code tags}. Tags drive the policy, so the change goes into
+   * the change log with the update, and every replica recomputes the peers, rules and acl_matches of
+   * the nodes it affects (and of no other).
+   */
+  public Future<JsonObject> retag(Caller caller, RequestInfo request, String id, String[] tags) {
+    Instant now = Times.now();
+    return pool.withTransaction(tx -> nodes.find(tx, caller.boundary(), id).compose(r -> {
+      if (r == null) return Future.failedFuture(Refusal.notFound("no node " + id));
+      return nodes.retag(tx, id, tags, now).compose(updated -> {
+        if (!updated) return Future.failedFuture(Refusal.notFound("no node " + id));
+        return ChangeLog.append(tx, "retag", new JsonObject().put("id", id).put("tags", new JsonArray(List.of(tags))))
+            .compose(seq -> audit.success(tx, caller, request, "node.retag", "node", id, r.team(), r.environment()).map(seq));
+      });
+    })).compose(seq -> {
+      events.publish(NodeEvents.Type.RETAGGED, id);
+      return policy.applied(seq).compose(v -> get(caller, id));
+    });
+  }
+
+  /** The configured relays with the number of nodes assigned to each inside the caller's boundary. */
+  public Future<JsonObject> relays(Caller caller) {
+    return nodes.relayCounts(caller.boundary()).map(counts -> {
+      JsonArray items = new JsonArray();
+      for (Relays.Relay r : relays.all()) {
+        items.add(new JsonObject().put("name", r.name()).put("region", r.region()).put("url", r.url())
+            .put("nodes", counts.getOrDefault(r.name(), 0L)));
+      }
+      return new JsonObject().put("items", items).put("next_cursor", null);
+    });
   }
 
   public Future<JsonObject> get(Caller caller, String id) {
@@ -115,7 +160,9 @@ public final class NodeService {
       // two deletions of one node at once: both found it, the second deletes nothing once the first
       // commits, and is rolled back as a 404 (one audit event, one DELETED)
       return nodes.delete(tx, id)
-          .compose(deleted -> deleted ? credentials.revokeAll(tx, id, now) : Future.failedFuture(Refusal.notFound("no node " + id)))
+          .compose(deleted -> deleted ? ChangeLog.append(tx, "delete", new JsonObject().put("id", id))
+              : Future.failedFuture(Refusal.notFound("no node " + id)))
+          .compose(seq -> credentials.revokeAll(tx, id, now))
           .compose(denyAfterCommit -> audit.success(tx, caller, request, "node.delete", "node", id, r.team(), r.environment())
               .map(denyAfterCommit));
     })).compose(denyAfterCommit -> {
@@ -155,6 +202,8 @@ public final class NodeService {
     String[] endpoints = l != null ? l.endpoints() : r.endpoints();
     String[] prefixes = l != null ? l.routes() : r.routes();
     String reportedRelay = l != null ? l.reportedRelay() : r.reportedRelay();
+    // the node's current key: the last one it reported (the live entry is ahead of the last flush), else the enrolled one
+    String key = l != null && !l.reportedKey().isEmpty() ? l.reportedKey() : r.publicKey();
     String telemetry = l != null ? l.telemetry() : r.telemetry();
     JsonArray routes = new JsonArray();
     for (String p : prefixes) routes.add(p + " via " + r.name());
@@ -165,7 +214,7 @@ public final class NodeService {
         .put("team", r.team())
         .put("environment", r.environment())
         .put("address", r.address() + "/32")
-        .put("public_key", r.publicKey())
+        .put("public_key", key)
         .put("endpoints", new JsonArray(List.of(endpoints)))
         .put("tags", new JsonArray(List.of(r.tags())))
         .put("routes", routes)
@@ -175,7 +224,8 @@ public final class NodeService {
         .put("ingress", new JsonArray())
         .put("heartbeat", heartbeat == null ? null : Times.format(Instant.ofEpochMilli(heartbeat)))
         .put("status", live.status(heartbeat, now))
-        .put("acl_matches", new JsonArray())
+        .put("acl_matches", new JsonArray(policy.aclMatches(r.id())))
+        .put("policy_sync", policy.sync(r.id(), l == null ? -1 : l.knownPeers(), l == null ? -1 : l.knownAcl()))
         .put("telemetry", telemetry(r.id(), telemetry))
         .put("created_at", Times.format(r.createdAt()))
         .put("updated_at", Times.format(r.updatedAt()));

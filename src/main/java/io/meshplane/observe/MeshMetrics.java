@@ -26,6 +26,8 @@ public final class MeshMetrics {
   private final Map<NodeStatus, AtomicLong> nodeCounts = new EnumMap<>(NodeStatus.class);
   /** Where the quarantined-rows gauge reads from: 0 until the write-behind exists (it needs PostgreSQL). */
   private volatile IntSupplier quarantinedRows = () -> 0;
+  /** Where the policy-drift gauge reads from: 0 until the policy feature exists. */
+  private volatile IntSupplier policyDrift = () -> 0;
   private final MeterRegistry registry;
 
   public MeshMetrics(MeterRegistry registry) {
@@ -49,6 +51,9 @@ public final class MeshMetrics {
         .register(registry);
     Gauge.builder("mesh.writebehind.quarantined.rows", this, m -> m.quarantinedRows.getAsInt())
         .description("Nodes whose rows PostgreSQL refuses now, written on their own (see /readyz)").register(registry);
+    Gauge.builder("mesh.node.policy.drift", this, m -> m.policyDrift.getAsInt())
+        .description("Nodes that stay behind the ACL version sent to them (drift records in the partitions this replica owns)")
+        .register(registry);
     for (NodeStatus s : NodeStatus.values()) {
       AtomicLong v = new AtomicLong();
       nodeCounts.put(s, v);
@@ -62,6 +67,11 @@ public final class MeshMetrics {
   /** The source of {@code mesh_writebehind_quarantined_rows}, once the write-behind's quarantine exists. */
   public void quarantinedRowsFrom(IntSupplier source) {
     quarantinedRows = source;
+  }
+
+  /** The source of {@code mesh_node_policy_drift}, once the policy feature exists. */
+  public void policyDriftFrom(IntSupplier source) {
+    policyDrift = source;
   }
 
   public void setNodeCount(NodeStatus status, long count) {

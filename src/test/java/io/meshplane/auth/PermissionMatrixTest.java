@@ -54,6 +54,14 @@ class PermissionMatrixTest {
     EXPECTED.put("DELETE /v1/nodes/{id}", Permission.NODES_OPERATE);
     EXPECTED.put("POST /v1/nodes/{id}/heartbeat", Permission.HEARTBEAT);
     EXPECTED.put("GET /v1/events", Permission.EVENTS_READ);
+    EXPECTED.put("PUT /v1/nodes/{id}/tags", Permission.NODES_OPERATE);
+    EXPECTED.put("GET /v1/relays", Permission.NODES_READ);
+    EXPECTED.put("GET /v1/acl", Permission.ACL_READ);
+    EXPECTED.put("PUT /v1/acl", Permission.ACL_WRITE);
+    EXPECTED.put("GET /v1/acl/versions", Permission.ACL_READ);
+    EXPECTED.put("GET /v1/acl/versions/{version}", Permission.ACL_READ);
+    EXPECTED.put("POST /v1/acl/versions/{version}/restore", Permission.ACL_WRITE);
+    EXPECTED.put("POST /v1/acl/preview", Permission.ACL_READ);
   }
 
   /** The node the matrix's agent token belongs to: its own heartbeat route is the one it may call. */
@@ -155,7 +163,7 @@ class PermissionMatrixTest {
     String[] parts = route.split(" ", 2);
     String path = parts[1].startsWith("/v1/nodes/{id}")
         ? parts[1].replace("{id}", AGENT_NODE)
-        : parts[1].replace("{id}", "tok_01m8000000000000000000000z");
+        : parts[1].replace("{id}", "tok_01m8000000000000000000000z").replace("{version}", "1");
     HttpMethod method = HttpMethod.valueOf(parts[0]);
     JsonObject body = method == HttpMethod.POST ? new JsonObject() : null;
     return http.send(method, app.coordinatorPort(), path, token, body);

@@ -129,15 +129,20 @@ class NodeLifecycleTest {
     assertEquals(200, r.statusCode(), r.bodyAsString());
     JsonObject resp = r.bodyAsJsonObject();
     assertEquals(30, resp.getInteger("interval_s"));
-    assertEquals(new JsonObject().put("version", 0).put("unchanged", true), resp.getJsonObject("peers"));
+    // known 0: the full sets (empty: no policy), under the versions the node was enrolled at
+    long peers = resp.getJsonObject("peers").getLong("version");
+    long acl = resp.getJsonObject("acl").getLong("version");
+    assertTrue(peers > 0 && acl > 0, resp.encode());
+    assertEquals(new JsonObject().put("version", peers).put("items", new JsonArray()), resp.getJsonObject("peers"));
+    assertEquals(new JsonObject().put("version", acl).put("rules", new JsonArray()), resp.getJsonObject("acl"));
     assertEquals(new JsonArray(), resp.getJsonArray("commands"));
     assertEquals(new JsonArray(), resp.getJsonArray("ingress"));
-    JsonObject fresh = beat(a, n, new JsonObject().put("known", new JsonObject().put("acl", 0))).bodyAsJsonObject();
-    assertEquals(new JsonObject().put("version", 0).put("items", new JsonArray()), fresh.getJsonObject("peers"),
-        "an agent without current peers gets the full (for now empty) set");
-    assertEquals(new JsonObject().put("version", 0).put("unchanged", true), fresh.getJsonObject("acl"));
-    assertEquals(new JsonObject().put("version", 0).put("rules", new JsonArray()),
-        beat(a, n, new JsonObject()).bodyAsJsonObject().getJsonObject("acl"));
+    JsonObject fresh = beat(a, n, new JsonObject().put("known", new JsonObject().put("acl", acl))).bodyAsJsonObject();
+    assertEquals(new JsonObject().put("version", peers).put("items", new JsonArray()), fresh.getJsonObject("peers"),
+        "an agent without current peers gets the full (empty) set");
+    assertEquals(new JsonObject().put("version", acl).put("unchanged", true), fresh.getJsonObject("acl"));
+    JsonObject current = beat(b, n, new JsonObject().put("known", new JsonObject().put("acl", acl).put("peers", peers))).bodyAsJsonObject();
+    assertEquals(new JsonObject().put("version", peers).put("unchanged", true), current.getJsonObject("peers"), "the other replica agrees");
     r = beat(a, n, Nodes.beat(7));
     resp = r.bodyAsJsonObject();
     JsonObject onB = http.get(b.coordinatorPort(), "/v1/nodes/" + n.id(), root).bodyAsJsonObject();

@@ -1,0 +1,29 @@
+package io.meshplane.node;
+
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+import java.util.List;
+
+/**
+ * What the heartbeat and the inventory ask of the policy feature (its front door): a node's part of a
+ * heartbeat answer, its {@code acl_matches} and {@code policy_sync}, and read-your-writes after a
+ * change. Answers come from this replica's in-memory model; none of these calls blocks or waits on
+ * PostgreSQL.
+ */
+public interface NodePolicy {
+  /**
+   * Appends the node's {@code "relay":…,"peers":{…},"acl":{…}} to a heartbeat answer. {@code known*}
+   * are the versions the agent holds (-1: none sent). O(1) when they are current.
+   */
+  void answer(String nodeId, long knownPeers, long knownAcl, Buffer out);
+
+  /** The grants that apply to the node, as text ({@code grant 2: tag:web -> tag:db tcp/5432 (source)}). */
+  List<String> aclMatches(String nodeId);
+
+  /** {@code policy_sync}: the versions the node last acknowledged (-1: never) against the current ones. */
+  JsonObject sync(String nodeId, long ackPeers, long ackAcl);
+
+  /** Completes when this replica's model has applied change-log entry {@code seq} (bounded wait: it completes anyway after 2 s). */
+  Future<Void> applied(long seq);
+}

@@ -1,0 +1,715 @@
+package io.meshplane.policy;
+
+import io.meshplane.node.ChangeLog.NodeFacts;
+import io.meshplane.node.NodeFormats;
+import io.meshplane.policy.PolicyDocument.Grant;
+import io.meshplane.policy.PolicyDocument.Prefix;
+import io.meshplane.policy.PolicyDocument.Any;
+import io.meshplane.policy.PolicyDocument.Selector;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.StampedLock;
+
+/**
+ * This replica's peer model: per team+environment (a {@link Domain}), the nodes, the compiled policy,
+ * and for every node what the heartbeat answers carry (its peers and its inbound rules) with their
+ * versions. Built from a snapshot and the change log ({@code mesh_changes}), applied in log order by
+ * one thread ({@link ChangeFeed}); read by the event loops answering heartbeats.
+ *
+ * <h2>Classes instead of pairs</h2>
+ * A node's peers and rules depend only on which grants it is a source of and which it is a
+ * destination of (two bit sets over the grants). Nodes with the same pair form a {@link PeerClass};
+ * the class holds the peer set (a bit set over the domain's nodes), the compiled inbound rules
+ * (encoded once), their versions and a short log of recent peer changes. A fleet has as many
+ * classes as distinct roles, not as nodes, and no work is ever done per pair of nodes:
+ * <ul>
+ *   <li>a node's entry changes (endpoints, key, online): each class whose peer set holds it logs it
+ *       and takes the change's seq as its version, O(classes);
+ *   <li>a node arrives, leaves or is re-tagged: each class's membership of it is re-tested from the
+ *       grant bit sets, O(classes), and the rules of classes whose sources it joins or leaves are
+ *       recompiled;
+ *   <li>a policy change recomputes each node's bits once (O(nodes x grants)) and each class once.
+ * </ul>
+ *
+ * <h2>Versions</h2>
+ * A version is a log seq at which the content it labels was current: a node's peers version is the
+ * larger of its class's version and the seq at which it joined the class. Every replica that has
+ * applied the log to the same point holds the same content for it, so one version names one content
+ * on every replica; a replica never answers a version above what it has applied, and answers a known
+ * version above that (the node was served by a replica further ahead) with "unchanged" under that
+ * same version, never an older one.
+ */
+final class PeerModel {
+  /** Recent peer changes kept per class for delta answers. */
+  static final int CLASS_LOG = 1024;
+
+  /** Work counters (deterministic figures for the benchmark). */
+  final LongAdder fullPeerAnswers = new LongAdder();
+  final LongAdder deltaPeerAnswers = new LongAdder();
+  final LongAdder unchangedAnswers = new LongAdder();
+  final LongAdder peerEntriesEncoded = new LongAdder();
+  final LongAdder peerEntriesSent = new LongAdder();
+  final LongAdder classBuilds = new LongAdder();
+
+  private final Map<String, Domain> domains = new ConcurrentHashMap<>();
+  private final Map<String, Domain> byNode = new ConcurrentHashMap<>();
+  /** The last log seq applied: versions above it are unknown here. */
+  private volatile long position;
+
+  long position() {
+    return position;
+  }
+
+  void position(long seq) {
+    position = seq;
+  }
+
+  Domain domain(String team, String env) {
+    return domains.computeIfAbsent(team + "/" + env, k -> new Domain(team, env));
+  }
+
+  Domain domainOf(String nodeId) {
+    return byNode.get(nodeId);
+  }
+
+  Domain existingDomain(String team, String env) {
+    return domains.get(team + "/" + env);
+  }
+
+  int nodeCount() {
+    return byNode.size();
+  }
+
+  int classCount() {
+    int n = 0;
+    for (Domain d : domains.values()) n += d.classes.size();
+    return n;
+  }
+
+  /** Replaces everything with a snapshot consistent with {@code seq}: every version is {@code seq}. */
+  void load(long seq, List<NodeFacts> nodes, Map<String, PolicyDocument> policies, Map<String, Long> policyVersions) {
+    domains.clear();
+    byNode.clear();
+    Map<String, List<NodeFacts>> byDomain = new HashMap<>();
+    for (NodeFacts n : nodes) byDomain.computeIfAbsent(n.team() + "/" + n.environment(), k -> new ArrayList<>()).add(n);
+    Set<String> keys = new LinkedHashSet<>(byDomain.keySet());
+    keys.addAll(policies.keySet());
+    for (String key : keys) {
+      int slash = key.indexOf('/');
+      Domain d = domain(key.substring(0, slash), key.substring(slash + 1));
+      long stamp = d.lock.writeLock();
+      try {
+        d.policy = policies.getOrDefault(key, PolicyDocument.EMPTY);
+        d.policyVersion = policyVersions.getOrDefault(key, 0L);
+        for (NodeFacts n : byDomain.getOrDefault(key, List.of())) {
+          Member m = d.newMember(n.id(), n.name(), n.address(), n.tags(), n.key(), n.endpoints(), n.relay(), n.online(), seq);
+          byNode.put(m.id, d);
+        }
+        d.rebuild(seq, this);
+      } finally {
+        d.lock.unlockWrite(stamp);
+      }
+    }
+    position = seq;
+  }
+
+  // ---- changes, applied by the feed thread in log order ----
+
+  void enroll(long seq, NodeFacts n) {
+    Domain d = domain(n.team(), n.environment());
+    long stamp = d.lock.writeLock();
+    try {
+      if (d.members.containsKey(n.id())) return;
+      Member m = d.newMember(n.id(), n.name(), n.address(), n.tags(), n.key(), n.endpoints(), n.relay(), n.online(), seq);
+      byNode.put(m.id, d);
+      d.memberChanged(seq, m, new BitSet(), new BitSet(), this);
+    } finally {
+      d.lock.unlockWrite(stamp);
+    }
+  }
+
+  void delete(long seq, String id) {
+    Domain d = byNode.remove(id);
+    if (d == null) return;
+    long stamp = d.lock.writeLock();
+    try {
+      d.remove(seq, id);
+    } finally {
+      d.lock.unlockWrite(stamp);
+    }
+  }
+
+  void retag(long seq, String id, String[] tags) {
+    Domain d = byNode.get(id);
+    if (d == null) return;
+    long stamp = d.lock.writeLock();
+    try {
+      Member m = d.members.get(id);
+      if (m == null) return;
+      BitSet oldSrc = m.srcOf;
+      BitSet oldDst = m.dstOf;
+      m.tags = tags;
+      d.match(m);
+      if (oldSrc.equals(m.srcOf) && oldDst.equals(m.dstOf)) return;
+      d.memberChanged(seq, m, oldSrc, oldDst, this);
+    } finally {
+      d.lock.unlockWrite(stamp);
+    }
+  }
+
+  /** A node's entry as peers see it changed: any null argument keeps the current value. */
+  void live(long seq, String id, String key, String[] endpoints, Boolean online, String relay) {
+    Domain d = byNode.get(id);
+    if (d == null) return;
+    long stamp = d.lock.writeLock();
+    try {
+      Member m = d.members.get(id);
+      if (m == null) return;
+      boolean changed = false;
+      if (key != null && !key.equals(m.key)) {
+        m.key = key;
+        changed = true;
+      }
+      if (endpoints != null && !Arrays.equals(endpoints, m.endpoints)) {
+        m.endpoints = endpoints;
+        changed = true;
+      }
+      if (online != null && online != m.online) {
+        m.online = online;
+        changed = true;
+      }
+      if (relay != null && !relay.equals(m.relay)) {
+        m.relay = relay;
+        m.relayVersion = seq;
+        changed = true;
+      }
+      if (!changed) return;
+      m.encoded = null;
+      for (PeerClass c : d.classes.values()) {
+        if (c.peers.get(m.idx)) c.logged(seq, m.id);
+      }
+    } finally {
+      d.lock.unlockWrite(stamp);
+    }
+  }
+
+  void policy(long seq, String team, String env, long version, PolicyDocument doc) {
+    Domain d = domain(team, env);
+    long stamp = d.lock.writeLock();
+    try {
+      if (version <= d.policyVersion) return;
+      d.policy = doc;
+      d.policyVersion = version;
+      d.rebuild(seq, this);
+    } finally {
+      d.lock.unlockWrite(stamp);
+    }
+  }
+
+  // ---- reads ----
+
+  /** A node's current versions: {peers, acl}; null when this replica does not know the node. */
+  long[] versions(String nodeId) {
+    Domain d = byNode.get(nodeId);
+    if (d == null) return null;
+    long stamp = d.lock.readLock();
+    try {
+      Member m = d.members.get(nodeId);
+      return m == null ? null : new long[] {m.peersVersion(), m.aclVersion()};
+    } finally {
+      d.lock.unlockRead(stamp);
+    }
+  }
+
+  /** The grants that apply to the node, as {@code acl_matches} text. */
+  List<String> matches(String nodeId) {
+    Domain d = byNode.get(nodeId);
+    if (d == null) return List.of();
+    long stamp = d.lock.readLock();
+    try {
+      Member m = d.members.get(nodeId);
+      if (m == null) return List.of();
+      List<String> out = new ArrayList<>();
+      for (Grant g : d.policy.grants()) {
+        boolean src = m.srcOf.get(g.index());
+        boolean dst = m.dstOf.get(g.index());
+        if (src || dst) out.add(g.text() + (src && dst ? " (source, destination)" : src ? " (source)" : " (destination)"));
+      }
+      return out;
+    } finally {
+      d.lock.unlockRead(stamp);
+    }
+  }
+
+  /**
+   * Appends this node's part of a heartbeat answer to {@code out}: {@code "relay":…,"peers":{…},"acl":{…}}.
+   * O(1) when the node's known versions are current; a delta or the full set otherwise. Returns the
+   * node's current ACL version (-1: the node is not in this replica's model).
+   */
+  long answer(String nodeId, long knownPeers, long knownAcl, Buffer out) {
+    Domain d = byNode.get(nodeId);
+    if (d == null) {
+      // not (yet) in this replica's model: an empty mesh at version 0, unless the node knows better
+      out.appendString("\"relay\":\"\",\"peers\":");
+      if (knownPeers > 0) unchanged(out, knownPeers);
+      else out.appendString("{\"version\":0,\"items\":[]}");
+      out.appendString(",\"acl\":");
+      if (knownAcl > 0) unchanged(out, knownAcl);
+      else out.appendString("{\"version\":0,\"rules\":[]}");
+      return -1;
+    }
+    long stamp = d.lock.readLock();
+    try {
+      Member m = d.members.get(nodeId);
+      if (m == null) {
+        out.appendString("\"relay\":\"\",\"peers\":{\"version\":0,\"items\":[]},\"acl\":{\"version\":0,\"rules\":[]}");
+        return -1;
+      }
+      out.appendString("\"relay\":").appendString(m.relayJson).appendString(",\"peers\":");
+      long pv = m.peersVersion();
+      if (knownPeers >= pv) {
+        unchanged(out, knownPeers);
+      } else {
+        peers(d, m, pv, knownPeers, out);
+      }
+      out.appendString(",\"acl\":");
+      long av = m.aclVersion();
+      if (knownAcl >= av) {
+        unchanged(out, knownAcl);
+      } else {
+        out.appendString("{\"version\":").appendString(Long.toString(av)).appendString(",\"rules\":")
+            .appendString(m.cls.rules).appendString("}");
+      }
+      if (knownPeers >= pv && knownAcl >= av) unchangedAnswers.increment();
+      return av;
+    } finally {
+      d.lock.unlockRead(stamp);
+    }
+  }
+
+  private static void unchanged(Buffer out, long version) {
+    out.appendString("{\"version\":").appendString(Long.toString(version)).appendString(",\"unchanged\":true}");
+  }
+
+  private void peers(Domain d, Member self, long version, long known, Buffer out) {
+    PeerClass c = self.cls;
+    out.appendString("{\"version\":").appendString(Long.toString(version));
+    if (known > 0 && known >= self.peersJoin && known >= c.floor) {
+      // a delta: the peers logged since the node's version, each once
+      deltaPeerAnswers.increment();
+      Set<String> ids = c.since(known);
+      StringBuilder removed = new StringBuilder();
+      out.appendString(",\"changed\":[");
+      boolean first = true;
+      for (String id : ids) {
+        if (id.equals(self.id)) continue;
+        Member p = d.members.get(id);
+        if (p != null && c.peers.get(p.idx)) {
+          if (!first) out.appendString(",");
+          out.appendString(entry(p));
+          peerEntriesSent.increment();
+          first = false;
+        } else {
+          if (removed.length() > 0) removed.append(',');
+          removed.append('"').append(id).append('"');
+        }
+      }
+      out.appendString("],\"removed\":[").appendString(removed.toString()).appendString("]}");
+      return;
+    }
+    fullPeerAnswers.increment();
+    out.appendString(",\"items\":[");
+    boolean first = true;
+    for (int i = c.peers.nextSetBit(0); i >= 0; i = c.peers.nextSetBit(i + 1)) {
+      if (i == self.idx) continue;
+      Member p = d.byIdx[i];
+      if (!first) out.appendString(",");
+      out.appendString(entry(p));
+      peerEntriesSent.increment();
+      first = false;
+    }
+    out.appendString("]}");
+  }
+
+  /** The node's peer entry, encoded once per change (the cache is a benign race: any thread computes the same string). */
+  private String entry(Member p) {
+    String e = p.encoded;
+    if (e == null) {
+      e = new JsonObject().put("id", p.id).put("name", p.name).put("address", p.addressText + "/32").put("public_key", p.key)
+          .put("endpoints", new JsonArray(List.of(p.endpoints))).put("relay", p.relay).put("online", p.online).encode();
+      p.encoded = e;
+      peerEntriesEncoded.increment();
+    }
+    return e;
+  }
+
+  /** The node's peers as ids (tests, preview, the node record). */
+  List<String> peerIds(String nodeId) {
+    Domain d = byNode.get(nodeId);
+    if (d == null) return List.of();
+    long stamp = d.lock.readLock();
+    try {
+      Member m = d.members.get(nodeId);
+      if (m == null) return List.of();
+      List<String> out = new ArrayList<>();
+      for (int i = m.cls.peers.nextSetBit(0); i >= 0; i = m.cls.peers.nextSetBit(i + 1)) {
+        if (i != m.idx) out.add(d.byIdx[i].id);
+      }
+      return out;
+    } finally {
+      d.lock.unlockRead(stamp);
+    }
+  }
+
+  // ---- the model's parts ----
+
+  /** One node as the model holds it. Mutable, guarded by its domain's lock. */
+  static final class Member {
+    final String id;
+    final int idx;
+    final String name;
+    final int address;
+    final String addressText;
+    String[] tags;
+    String key;
+    String[] endpoints;
+    String relay;
+    String relayJson;
+    long relayVersion;
+    boolean online;
+    BitSet srcOf = new BitSet();
+    BitSet dstOf = new BitSet();
+    PeerClass cls;
+    /** The seq at which the node's own peers and rules last changed because it moved class. */
+    long peersJoin;
+    long aclJoin;
+    volatile String encoded;
+
+    Member(String id, int idx, String name, int address, String[] tags, String key, String[] endpoints, String relay, boolean online) {
+      this.id = id;
+      this.idx = idx;
+      this.name = name;
+      this.address = address;
+      this.addressText = ((address >>> 24) & 255) + "." + ((address >>> 16) & 255) + "." + ((address >>> 8) & 255) + "." + (address & 255);
+      this.tags = tags;
+      this.key = key;
+      this.endpoints = endpoints;
+      relay(relay);
+      this.online = online;
+    }
+
+    void relay(String r) {
+      this.relay = r;
+      this.relayJson = new JsonArray().add(r).encode();
+      this.relayJson = relayJson.substring(1, relayJson.length() - 1);
+    }
+
+    long peersVersion() {
+      return Math.max(peersJoin, cls.peersVersion);
+    }
+
+    long aclVersion() {
+      return Math.max(aclJoin, cls.aclVersion);
+    }
+  }
+
+  /** Nodes with the same source and destination grants: one peer set, one rule set. */
+  static final class PeerClass {
+    final BitSet srcBits;
+    final BitSet dstBits;
+    BitSet peers = new BitSet();
+    long peersVersion;
+    String rules = "[]";
+    long aclVersion;
+    int size;
+    /** Ring of recent peer changes: seq and node id. */
+    long[] logSeq = new long[16];
+    String[] logId = new String[16];
+    int logStart;
+    int logCount;
+    /** Changes at or below this seq are not in the log: a node known at or below it needs the full set. */
+    long floor;
+
+    PeerClass(BitSet srcBits, BitSet dstBits) {
+      this.srcBits = srcBits;
+      this.dstBits = dstBits;
+    }
+
+    void logged(long seq, String id) {
+      peersVersion = Math.max(peersVersion, seq);
+      if (logCount == logSeq.length && logSeq.length < CLASS_LOG) {
+        long[] s = new long[logSeq.length * 2];
+        String[] i = new String[logSeq.length * 2];
+        for (int k = 0; k < logCount; k++) {
+          s[k] = logSeq[(logStart + k) % logSeq.length];
+          i[k] = logId[(logStart + k) % logSeq.length];
+        }
+        logSeq = s;
+        logId = i;
+        logStart = 0;
+      }
+      if (logCount == logSeq.length) {
+        floor = Math.max(floor, logSeq[logStart]);
+        logStart = (logStart + 1) % logSeq.length;
+        logCount--;
+      }
+      int at = (logStart + logCount) % logSeq.length;
+      logSeq[at] = seq;
+      logId[at] = id;
+      logCount++;
+    }
+
+    /** Ids logged after {@code seq}, oldest first, each once. */
+    Set<String> since(long seq) {
+      Set<String> out = new LinkedHashSet<>();
+      for (int k = 0; k < logCount; k++) {
+        int at = (logStart + k) % logSeq.length;
+        if (logSeq[at] > seq) out.add(logId[at]);
+      }
+      return out;
+    }
+
+    /** Takes over an earlier class's history (same peers after a policy change: the node's version stays). */
+    void inherit(PeerClass old) {
+      peersVersion = old.peersVersion;
+      logSeq = old.logSeq;
+      logId = old.logId;
+      logStart = old.logStart;
+      logCount = old.logCount;
+      floor = old.floor;
+    }
+  }
+
+  /** One team+environment: its policy and its nodes. */
+  static final class Domain {
+    final String team;
+    final String env;
+    final StampedLock lock = new StampedLock();
+    PolicyDocument policy = PolicyDocument.EMPTY;
+    long policyVersion;
+    final Map<String, Member> members = new HashMap<>();
+    Member[] byIdx = new Member[16];
+    private final List<Integer> freeIdx = new ArrayList<>();
+    private int nextIdx;
+    /** Per grant: the nodes in its src, in its dst. */
+    BitSet[] srcMembers = new BitSet[0];
+    BitSet[] dstMembers = new BitSet[0];
+    Map<List<BitSet>, PeerClass> classes = new HashMap<>();
+
+    Domain(String team, String env) {
+      this.team = team;
+      this.env = env;
+    }
+
+    Member newMember(String id, String name, int address, String[] tags, String key, String[] endpoints, String relay, boolean online,
+        long seq) {
+      int idx = freeIdx.isEmpty() ? nextIdx++ : freeIdx.remove(freeIdx.size() - 1);
+      if (idx >= byIdx.length) byIdx = Arrays.copyOf(byIdx, Math.max(idx + 1, byIdx.length * 2));
+      Member m = new Member(id, idx, name, address, tags, key, endpoints, relay, online);
+      m.peersJoin = seq;
+      m.aclJoin = seq;
+      m.relayVersion = seq;
+      members.put(id, m);
+      byIdx[idx] = m;
+      return m;
+    }
+
+    /** Sets the node's grant bits from the policy. */
+    void match(Member m) {
+      BitSet src = new BitSet();
+      BitSet dst = new BitSet();
+      for (Grant g : policy.grants()) {
+        if (g.inSrc(m.name, m.tags, m.address)) src.set(g.index());
+        if (g.inDst(m.name, m.tags, m.address)) dst.set(g.index());
+      }
+      m.srcOf = src;
+      m.dstOf = dst;
+    }
+
+    /**
+     * A node arrived (old bits empty) or its bits changed: the grants' member sets follow, each class
+     * re-tests whether the node is its peer, classes whose sources changed recompile their rules, and
+     * the node moves to its class.
+     */
+    void memberChanged(long seq, Member m, BitSet oldSrc, BitSet oldDst, PeerModel model) {
+      if (m.cls == null) match(m);
+      for (int g = 0; g < srcMembers.length; g++) {
+        srcMembers[g].set(m.idx, m.srcOf.get(g));
+        dstMembers[g].set(m.idx, m.dstOf.get(g));
+      }
+      BitSet srcChanged = (BitSet) oldSrc.clone();
+      srcChanged.xor(m.srcOf);
+      for (PeerClass c : classes.values()) {
+        boolean now = c.srcBits.intersects(m.dstOf) || c.dstBits.intersects(m.srcOf);
+        if (now != c.peers.get(m.idx)) {
+          c.peers.set(m.idx, now);
+          c.logged(seq, m.id);
+        }
+        if (c.dstBits.intersects(srcChanged)) compileRules(c, seq);
+      }
+      PeerClass old = m.cls;
+      if (old != null) leave(old);
+      m.cls = classFor(m.srcOf, m.dstOf, seq, model);
+      m.cls.size++;
+      m.peersJoin = seq;
+      m.aclJoin = seq;
+    }
+
+    void remove(long seq, String id) {
+      Member m = members.remove(id);
+      if (m == null) return;
+      for (int g = 0; g < srcMembers.length; g++) {
+        srcMembers[g].clear(m.idx);
+        dstMembers[g].clear(m.idx);
+      }
+      leave(m.cls);
+      for (PeerClass c : classes.values()) {
+        if (c.peers.get(m.idx)) {
+          c.peers.clear(m.idx);
+          c.logged(seq, m.id);
+        }
+        if (c.dstBits.intersects(m.srcOf)) compileRules(c, seq);
+      }
+      byIdx[m.idx] = null;
+      freeIdx.add(m.idx);
+    }
+
+    private void leave(PeerClass c) {
+      if (--c.size == 0) classes.remove(List.of(c.srcBits, c.dstBits));
+    }
+
+    private PeerClass classFor(BitSet src, BitSet dst, long seq, PeerModel model) {
+      List<BitSet> key = List.of(src, dst);
+      PeerClass c = classes.get(key);
+      if (c != null) return c;
+      c = new PeerClass(src, dst);
+      c.peers = peersOf(src, dst);
+      c.peersVersion = seq;
+      c.floor = seq;
+      compileRules(c, seq);
+      c.aclVersion = seq;
+      classes.put(key, c);
+      model.classBuilds.increment();
+      return c;
+    }
+
+    /** The nodes in the dst of the class's source grants and in the src of its destination grants. */
+    BitSet peersOf(BitSet src, BitSet dst) {
+      BitSet p = new BitSet();
+      for (int g = src.nextSetBit(0); g >= 0; g = src.nextSetBit(g + 1)) p.or(dstMembers[g]);
+      for (int g = dst.nextSetBit(0); g >= 0; g = dst.nextSetBit(g + 1)) p.or(srcMembers[g]);
+      return p;
+    }
+
+    /**
+     * The class's inbound rules: per grant it is a destination of, the sources (each source node's
+     * address, the grant's prefixes as written, or {@code *}) and the grant's ports; identical rules
+     * once. Takes {@code seq} as the ACL version when the encoded rules changed.
+     */
+    void compileRules(PeerClass c, long seq) {
+      JsonArray rules = new JsonArray();
+      Set<String> seen = new java.util.HashSet<>();
+      for (int gi = c.dstBits.nextSetBit(0); gi >= 0; gi = c.dstBits.nextSetBit(gi + 1)) {
+        Grant g = policy.grants().get(gi);
+        List<String> src = sources(g, srcMembers[gi]);
+        if (src.isEmpty()) continue;
+        JsonObject rule = new JsonObject().put("src", new JsonArray(src))
+            .put("ports", new JsonArray(g.ports().stream().map(PolicyDocument.PortRange::text).toList()));
+        if (seen.add(rule.encode())) rules.add(rule);
+      }
+      String encoded = rules.encode();
+      if (!encoded.equals(c.rules)) {
+        c.rules = encoded;
+        c.aclVersion = Math.max(c.aclVersion, seq);
+      }
+    }
+
+    private List<String> sources(Grant g, BitSet members) {
+      List<Prefix> prefixes = new ArrayList<>();
+      for (Selector s : g.src()) {
+        if (s instanceof Any) return List.of("*");
+        if (s instanceof Prefix p) prefixes.add(p);
+      }
+      TreeSet<Long> addresses = new TreeSet<>();
+      for (int i = members.nextSetBit(0); i >= 0; i = members.nextSetBit(i + 1)) {
+        Member m = byIdx[i];
+        boolean covered = false;
+        for (Prefix p : prefixes) covered |= p.matches(null, null, m.address);
+        if (!covered) addresses.add(m.address & 0xffffffffL);
+      }
+      List<String> out = new ArrayList<>();
+      for (Prefix p : prefixes) out.add(p.text());
+      for (long a : addresses) out.add((a >>> 24) + "." + ((a >>> 16) & 255) + "." + ((a >>> 8) & 255) + "." + (a & 255) + "/32");
+      return out;
+    }
+
+    /**
+     * Recomputes the domain from its policy: every node's bits once, every class once. A new class
+     * whose nodes all come from one old class with the same peers (or rules) keeps that class's
+     * version and history: nodes whose answer the change does not touch keep their versions.
+     */
+    void rebuild(long seq, PeerModel model) {
+      int grants = policy.grants().size();
+      srcMembers = new BitSet[grants];
+      dstMembers = new BitSet[grants];
+      for (int g = 0; g < grants; g++) {
+        srcMembers[g] = new BitSet();
+        dstMembers[g] = new BitSet();
+      }
+      for (Member m : members.values()) {
+        match(m);
+        for (int g = m.srcOf.nextSetBit(0); g >= 0; g = m.srcOf.nextSetBit(g + 1)) srcMembers[g].set(m.idx);
+        for (int g = m.dstOf.nextSetBit(0); g >= 0; g = m.dstOf.nextSetBit(g + 1)) dstMembers[g].set(m.idx);
+      }
+      classes = new HashMap<>();
+      Map<PeerClass, PeerClass> sourceOf = new HashMap<>();
+      Set<PeerClass> mixed = new java.util.HashSet<>();
+      for (Member m : members.values()) {
+        List<BitSet> key = List.of(m.srcOf, m.dstOf);
+        PeerClass c = classes.get(key);
+        if (c == null) {
+          c = new PeerClass(m.srcOf, m.dstOf);
+          c.peers = peersOf(m.srcOf, m.dstOf);
+          c.peersVersion = seq;
+          c.floor = seq;
+          compileRules(c, seq);
+          c.aclVersion = seq;
+          classes.put(key, c);
+          model.classBuilds.increment();
+        }
+        PeerClass was = m.cls;
+        if (was != null) {
+          PeerClass first = sourceOf.putIfAbsent(c, was);
+          if (first != null && first != was) mixed.add(c);
+        } else {
+          mixed.add(c);
+        }
+        m.cls = c;
+        c.size++;
+      }
+      for (Map.Entry<PeerClass, PeerClass> e : sourceOf.entrySet()) {
+        PeerClass c = e.getKey();
+        PeerClass was = e.getValue();
+        if (mixed.contains(c)) continue;
+        if (c.peers.equals(was.peers)) c.inherit(was);
+        if (c.rules.equals(was.rules)) c.aclVersion = was.aclVersion;
+      }
+    }
+  }
+
+  static int address(String text) {
+    return (int) NodeFormats.ipv4(text, 0, text.length());
+  }
+}

@@ -1,0 +1,128 @@
+package io.meshplane.policy;
+
+import static io.vertx.core.http.HttpMethod.GET;
+import static io.vertx.core.http.HttpMethod.POST;
+import static io.vertx.core.http.HttpMethod.PUT;
+
+import io.meshplane.access.Boundary;
+import io.meshplane.access.Caller;
+import io.meshplane.access.Permission;
+import io.meshplane.common.Fields;
+import io.meshplane.common.Refusal;
+import io.meshplane.http.Api;
+import io.meshplane.http.Cursors;
+import io.meshplane.http.JsonBodies;
+import io.meshplane.http.Page;
+import io.meshplane.http.Responses;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+
+/** {@code /acl} under an API (SPEC §4): the policy, its versions, restore and preview. Parsing here, rules in {@link PolicyService}. */
+final class PolicyRoutes {
+  private PolicyRoutes() {}
+
+  static void mount(Api api, PolicyService policies, Cursors cursors) {
+    api.route(GET, "/acl", Permission.ACL_READ, "acl.read", null, (ctx, caller) ->
+        policies.get(caller, scope(ctx, caller)).map(body -> respond(ctx, body)));
+    api.route(PUT, "/acl", Permission.ACL_WRITE, "acl.update", "acl", (ctx, caller) -> {
+      PolicyService.Scope scope = scope(ctx, caller);
+      Long ifMatch = ifMatch(ctx);
+      PolicyDocument doc = PolicyDocument.parse(JsonBodies.required(ctx));
+      return policies.put(caller, Api.request(ctx), scope, doc, ifMatch).map(body -> respond(ctx, body));
+    });
+    api.route(GET, "/acl/versions", Permission.ACL_READ, "acl.read", null, (ctx, caller) -> {
+      PolicyService.Scope scope = scope(ctx, caller);
+      Page page = Page.from(ctx, cursors, "acl-versions:" + scope.team() + "/" + scope.environment());
+      return policies.versions(caller, scope, page).map(body -> {
+        Responses.ok(ctx, body);
+        return null;
+      });
+    });
+    api.route(GET, "/acl/versions/{version}", Permission.ACL_READ, "acl.read", null, (ctx, caller) ->
+        policies.version(caller, scope(ctx, caller), version(ctx)).map(body -> {
+          Responses.ok(ctx, body);
+          return null;
+        }));
+    api.route(POST, "/acl/versions/{version}/restore", Permission.ACL_WRITE, "acl.rollback", "acl", (ctx, caller) -> {
+      PolicyService.Scope scope = scope(ctx, caller);
+      long from = version(ctx);
+      Long ifMatch = ifMatch(ctx);
+      return policies.restore(caller, Api.request(ctx), scope, from, ifMatch).map(body -> respond(ctx, body));
+    });
+    api.route(POST, "/acl/preview", Permission.ACL_READ, "acl.preview", null, (ctx, caller) -> {
+      PolicyService.Scope scope = scope(ctx, caller);
+      JsonObject body = JsonBodies.required(ctx);
+      Fields f = new Fields();
+      JsonObject candidate = f.object(body, "policy", "/policy");
+      String node = f.optionalString(body, "node", "/node");
+      String src = f.optionalString(body, "src", "/src");
+      String dst = f.optionalString(body, "dst", "/dst");
+      String port = f.optionalString(body, "port", "/port");
+      PolicyDocument.Probe probe = null;
+      if (node == null) {
+        if (src == null || dst == null || port == null) f.error("/node", "give a node, or src, dst and port");
+        else if ((probe = PolicyDocument.probe(dst + ":" + port)) == null) f.error("/port", "must be tcp/<port>, udp/<port> or icmp");
+      } else if (src != null || dst != null) {
+        f.error("/node", "give a node, or src, dst and port, not both");
+      }
+      f.check();
+      PolicyDocument doc;
+      try {
+        doc = PolicyDocument.parse(candidate);
+      } catch (Refusal r) {
+        // the candidate's own pointers, under /policy
+        throw Refusal.invalid(r.errors().stream().map(e -> new Refusal.FieldError("/policy" + e.field(), e.message())).toList());
+      }
+      return policies.preview(caller, scope, doc, node, src, dst, probe == null ? null : probe.proto(), probe == null ? 0 : probe.port())
+          .map(out -> {
+            Responses.ok(ctx, out);
+            return null;
+          });
+    });
+  }
+
+  private static Void respond(RoutingContext ctx, JsonObject body) {
+    ctx.response().putHeader("ETag", "\"" + body.getLong("version") + "\"");
+    Responses.ok(ctx, body);
+    return null;
+  }
+
+  /** The policy's team and environment: {@code ?team=&environment=}, or the caller's own where it is a single value. */
+  static PolicyService.Scope scope(RoutingContext ctx, Caller caller) {
+    Fields f = new Fields();
+    String team = part(f, ctx, "team", caller.team());
+    String env = part(f, ctx, "environment", caller.environment());
+    f.check();
+    return new PolicyService.Scope(team, env);
+  }
+
+  private static String part(Fields f, RoutingContext ctx, String key, String callers) {
+    String v = ctx.request().getParam(key);
+    if (v == null) {
+      if (Boundary.ALL.equals(callers)) f.error(key, "is required when your credential covers every " + key);
+      return callers;
+    }
+    if (!Fields.isSlug(v)) f.error(key, "must be lower-case letters, digits and '-'");
+    return v;
+  }
+
+  /** {@code If-Match: 7} or {@code If-Match: "7"} (the ETag); null when absent. */
+  private static Long ifMatch(RoutingContext ctx) {
+    String h = ctx.request().getHeader("If-Match");
+    if (h == null) return null;
+    String v = h.trim();
+    if (v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"")) v = v.substring(1, v.length() - 1);
+    if (v.isEmpty() || v.length() > 18 || !v.chars().allMatch(c -> c >= '0' && c <= '9')) {
+      throw Refusal.invalid("If-Match", "must be the policy version you read, e.g. 7 or \"7\"");
+    }
+    return Long.parseLong(v);
+  }
+
+  private static long version(RoutingContext ctx) {
+    String v = ctx.pathParam("version");
+    if (v == null || v.isEmpty() || v.length() > 18 || !v.chars().allMatch(c -> c >= '0' && c <= '9')) {
+      throw Refusal.notFound("no policy version " + v);
+    }
+    return Long.parseLong(v);
+  }
+}
