@@ -85,11 +85,13 @@ public final class NodeService {
         .compose(relay -> nodes.insert(tx, id, req.name(), team, env, req.publicKey(), req.tags(), relay, poolBase, poolSize, now)
         .compose(address -> {
           if (address == null) return Future.failedFuture(Refusal.conflict("the address pool is used up"));
-          return ChangeLog.append(tx, "enroll", ChangeLog.enrolled(id, team, env, req.name(), address, req.publicKey(), req.tags(), relay))
-              .compose(seq -> credentials.issue(tx, id, req.name(), req.boundary(), caller.id())
+          // the change-log entry last: its clock lock is held only from here to the commit
+          return credentials.issue(tx, id, req.name(), req.boundary(), caller.id())
               .compose(credential -> audit.success(tx, caller, request, "node.enroll", "node", id, team, env)
-                  .map(v -> new Object[] {new NodeRecord(id, req.name(), team, env, address, req.publicKey(), req.tags(), relay, new String[0],
-                      new String[0], new String[0], "", "{}", null, now, now), credential, seq})));
+                  .compose(v -> ChangeLog.append(tx, "enroll",
+                      ChangeLog.enrolled(id, team, env, req.name(), address, req.publicKey(), req.tags(), relay)))
+                  .map(seq -> new Object[] {new NodeRecord(id, req.name(), team, env, address, req.publicKey(), req.tags(), relay,
+                      new String[0], new String[0], new String[0], "", "{}", null, now, now), credential, seq}));
         })))
         .compose(done -> {
           events.publish(NodeEvents.Type.ENROLLED, id);
@@ -115,8 +117,8 @@ public final class NodeService {
       if (r == null) return Future.failedFuture(Refusal.notFound("no node " + id));
       return nodes.retag(tx, id, tags, now).compose(updated -> {
         if (!updated) return Future.failedFuture(Refusal.notFound("no node " + id));
-        return ChangeLog.append(tx, "retag", new JsonObject().put("id", id).put("tags", new JsonArray(List.of(tags))))
-            .compose(seq -> audit.success(tx, caller, request, "node.retag", "node", id, r.team(), r.environment()).map(seq));
+        return audit.success(tx, caller, request, "node.retag", "node", id, r.team(), r.environment())
+            .compose(v -> ChangeLog.append(tx, "retag", new JsonObject().put("id", id).put("tags", new JsonArray(List.of(tags)))));
       });
     })).compose(seq -> {
       events.publish(NodeEvents.Type.RETAGGED, id);
@@ -160,12 +162,13 @@ public final class NodeService {
       // two deletions of one node at once: both found it, the second deletes nothing once the first
       // commits, and is rolled back as a 404 (one audit event, one DELETED)
       return nodes.delete(tx, id)
-          .compose(deleted -> deleted ? ChangeLog.append(tx, "delete", new JsonObject().put("id", id))
-              : Future.failedFuture(Refusal.notFound("no node " + id)))
-          .compose(seq -> credentials.revokeAll(tx, id, now))
+          .compose(deleted -> deleted ? credentials.revokeAll(tx, id, now) : Future.failedFuture(Refusal.notFound("no node " + id)))
           .compose(denyAfterCommit -> audit.success(tx, caller, request, "node.delete", "node", id, r.team(), r.environment())
-              .map(denyAfterCommit));
-    })).compose(denyAfterCommit -> {
+              .compose(v -> ChangeLog.append(tx, "delete", new JsonObject().put("id", id)))
+              .map(seq -> new Object[] {denyAfterCommit, seq}));
+    })).compose(done -> {
+      @SuppressWarnings("unchecked")
+      java.util.function.Supplier<Future<Void>> denyAfterCommit = (java.util.function.Supplier<Future<Void>>) done[0];
       // committed: the deletion is a fact whatever happens next, so every replica hears of it now, and
       // what follows is tidying that is also done elsewhere: a failure is logged, not answered (the
       // denylist reconciliation puts the revocations there within 30 s; a live entry left behind is
@@ -178,7 +181,8 @@ public final class NodeService {
             LOG.warn("[request: {}] [node: {}] deleted, but its credentials or live state are not cleared yet ({}); retried in the background",
                 request.requestId(), id, e.getMessage());
             return Future.succeededFuture();
-          });
+          })
+          .compose(v -> policy.applied((Long) done[1]));
     });
   }
 
@@ -207,7 +211,8 @@ public final class NodeService {
     String telemetry = l != null ? l.telemetry() : r.telemetry();
     JsonArray routes = new JsonArray();
     for (String p : prefixes) routes.add(p + " via " + r.name());
-    String relayStatus = r.relay().isEmpty() ? "unknown" : r.relay().equals(reportedRelay) ? "connected" : "moving";
+    // unknown until the node has reported a relay at all (a node just enrolled is not "moving")
+    String relayStatus = r.relay().isEmpty() || reportedRelay.isEmpty() ? "unknown" : r.relay().equals(reportedRelay) ? "connected" : "moving";
     return new JsonObject()
         .put("id", r.id())
         .put("name", r.name())

@@ -63,8 +63,9 @@ final class PeerModel {
   final LongAdder peerEntriesSent = new LongAdder();
   final LongAdder classBuilds = new LongAdder();
 
-  private final Map<String, Domain> domains = new ConcurrentHashMap<>();
-  private final Map<String, Domain> byNode = new ConcurrentHashMap<>();
+  /** Replaced whole by {@link #load} (a reload while heartbeats are answered must not show an empty mesh). */
+  private volatile Map<String, Domain> domains = new ConcurrentHashMap<>();
+  private volatile Map<String, Domain> byNode = new ConcurrentHashMap<>();
   /** The last log seq applied: versions above it are unknown here. */
   private volatile long position;
 
@@ -98,31 +99,33 @@ final class PeerModel {
     return n;
   }
 
-  /** Replaces everything with a snapshot consistent with {@code seq}: every version is {@code seq}. */
+  /**
+   * Replaces everything with a snapshot consistent with {@code seq}: every version is {@code seq}. The
+   * new model is built aside and swapped in at once, so answers never see a half-loaded mesh.
+   */
   void load(long seq, List<NodeFacts> nodes, Map<String, PolicyDocument> policies, Map<String, Long> policyVersions) {
-    domains.clear();
-    byNode.clear();
+    Map<String, Domain> newDomains = new ConcurrentHashMap<>();
+    Map<String, Domain> newByNode = new ConcurrentHashMap<>();
     Map<String, List<NodeFacts>> byDomain = new HashMap<>();
     for (NodeFacts n : nodes) byDomain.computeIfAbsent(n.team() + "/" + n.environment(), k -> new ArrayList<>()).add(n);
     Set<String> keys = new LinkedHashSet<>(byDomain.keySet());
     keys.addAll(policies.keySet());
     for (String key : keys) {
       int slash = key.indexOf('/');
-      Domain d = domain(key.substring(0, slash), key.substring(slash + 1));
-      long stamp = d.lock.writeLock();
-      try {
-        d.policy = policies.getOrDefault(key, PolicyDocument.EMPTY);
-        d.policyVersion = policyVersions.getOrDefault(key, 0L);
-        for (NodeFacts n : byDomain.getOrDefault(key, List.of())) {
-          Member m = d.newMember(n.id(), n.name(), n.address(), n.tags(), n.key(), n.endpoints(), n.relay(), n.online(), seq);
-          byNode.put(m.id, d);
-        }
-        d.rebuild(seq, this);
-      } finally {
-        d.lock.unlockWrite(stamp);
+      Domain d = new Domain(key.substring(0, slash), key.substring(slash + 1));
+      newDomains.put(key, d);
+      d.policy = policies.getOrDefault(key, PolicyDocument.EMPTY);
+      d.policyVersion = policyVersions.getOrDefault(key, 0L);
+      for (NodeFacts n : byDomain.getOrDefault(key, List.of())) {
+        Member m = d.newMember(n.id(), n.name(), n.address(), n.tags(), n.key(), n.endpoints(), n.relay(), n.online(), seq);
+        newByNode.put(m.id, d);
       }
+      d.rebuild(seq, this);
     }
+    // the position first: a reader that sees the new maps never compares against an older position
     position = seq;
+    domains = newDomains;
+    byNode = newByNode;
   }
 
   // ---- changes, applied by the feed thread in log order ----

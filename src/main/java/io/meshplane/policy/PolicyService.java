@@ -131,7 +131,7 @@ public final class PolicyService {
               .put("current_version", current == null ? 0 : current.version());
           if (node != null) {
             NodeFacts n = find(nodes, node);
-            if (n == null) throw Refusal.invalid("node", "names no node of " + scope.team() + "/" + scope.environment());
+            if (n == null) throw Refusal.invalid("/node", "names no node of " + scope.team() + "/" + scope.environment());
             Set<String> was = ids(before.peersOf(n));
             Set<String> will = ids(after.peersOf(n));
             JsonArray gained = new JsonArray();
@@ -147,8 +147,8 @@ public final class PolicyService {
           } else {
             List<NodeFacts> froms = after.named(src);
             List<NodeFacts> tos = after.named(dst);
-            if (froms.isEmpty()) throw Refusal.invalid("src", "names no node of " + scope.team() + "/" + scope.environment());
-            if (tos.isEmpty()) throw Refusal.invalid("dst", "names no node of " + scope.team() + "/" + scope.environment());
+            if (froms.isEmpty()) throw Refusal.invalid("/src", "names no node of " + scope.team() + "/" + scope.environment());
+            if (tos.isEmpty()) throw Refusal.invalid("/dst", "names no node of " + scope.team() + "/" + scope.environment());
             NodeFacts a = froms.get(0);
             NodeFacts b = tos.get(0);
             out.put("src", brief(a)).put("dst", brief(b)).put("port", proto.equals("icmp") ? "icmp" : proto + "/" + port)

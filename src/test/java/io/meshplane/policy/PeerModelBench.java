@@ -23,6 +23,10 @@ public final class PeerModelBench {
 
   public static void main(String[] args) {
     int n = args.length > 0 ? Integer.parseInt(args[0]) : 10_000;
+    if (args.length > 1 && args[1].equals("memory")) {
+      memory(n);
+      return;
+    }
     System.out.printf("peer model bench: %d nodes in one team+environment%n%n", n);
     List<NodeFacts> nodes = nodes(n, 100);
 
@@ -30,6 +34,24 @@ public final class PeerModelBench {
     idle("50 grants (tag:t2i -> tag:t2i+1)", n, nodes, pairs(0));
     star(n, nodes);
     policyChange(n, nodes);
+  }
+
+  /** Heap held by the model per node (50 grants, every node's peer entry encoded once), after full GCs. */
+  static void memory(int n) {
+    List<NodeFacts> nodes = nodes(n, 100);
+    Runtime rt = Runtime.getRuntime();
+    long before = used(rt);
+    PeerModel m = load(nodes, pairs(0));
+    for (NodeFacts f : nodes) m.answer(f.id(), 0, 0, Buffer.buffer(256)); // caches every entry
+    long after = used(rt);
+    System.out.printf("memory: %d nodes, %d classes: %.0f bytes per node held by the peer model (entries encoded)%n", n, m.classCount(),
+        (double) (after - before) / n);
+    if (m.nodeCount() != n) throw new IllegalStateException();
+  }
+
+  static long used(Runtime rt) {
+    for (int i = 0; i < 3; i++) System.gc();
+    return rt.totalMemory() - rt.freeMemory();
   }
 
   static List<NodeFacts> nodes(int n, int tags) {
