@@ -70,8 +70,8 @@ public final class PolicyModule implements Module, NodePolicy {
   }
 
   private void register(MeterRegistry r) {
-    counter(r, "mesh.policy.peer.answers", "kind", "full", m -> m.fullPeerAnswers.sum(), "Peers blocks answered with the full set");
-    counter(r, "mesh.policy.peer.answers", "kind", "delta", m -> m.deltaPeerAnswers.sum(), "Peers blocks answered with a delta");
+    counter(r, "mesh.policy.peer.answers", "kind", "full", m -> m.fullPeerAnswers.sum(), "Peers blocks answered in full or as a delta, by kind");
+    counter(r, "mesh.policy.peer.answers", "kind", "delta", m -> m.deltaPeerAnswers.sum(), "Peers blocks answered in full or as a delta, by kind");
     counter(r, "mesh.policy.unchanged.answers", null, null, m -> m.unchangedAnswers.sum(),
         "Heartbeat answers whose peers and acl were both unchanged (O(1))");
     counter(r, "mesh.policy.peer.entries.encoded", null, null, m -> m.peerEntriesEncoded.sum(),
