@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Heartbeat path benchmark, on one replica, in one run:
 #   1. enrolls NODES nodes (POST /v1/nodes, admin token) and keeps each node's agent credential;
-#   2. warm-up: one heartbeat per node (each agent token's ES256 signature is checked once per
-#      replica, then cached), then a short JIT warm-up of /healthz and of the heartbeat route;
+#      with POLICY=grants50, tags them (node i: tag:t<i % 100>) and puts a 50-grant policy;
+#   2. warm-up: heartbeats per node until each holds its current peers and ACL versions (the first
+#      one with known {peers: 0, acl: 0}, answered with the full sets; each agent token's ES256
+#      signature is checked once per replica, then cached), then a short JIT warm-up of /healthz and
+#      of the heartbeat route. Every later heartbeat sends the node's versions as known, like an idle
+#      agent: answered "unchanged" for peers and acl, O(1) (the policy counters of /metrics, printed
+#      before and after the measured runs, show it: no full or delta answer, no peer entry);
 #   3. measures /healthz (the ceiling), heartbeats at full speed (wrk + heartbeat.lua, every request
 #      a different node with its own token), /healthz again, then heartbeats at a fixed rate (~5,000/s);
 #   4. reads PostgreSQL's row-update counter of table nodes around both heartbeat runs (write
@@ -15,6 +20,12 @@
 #
 # Usage: bash load-tests/bench-heartbeat.sh [JAR]      (default JAR: <repo>/target/meshplane.jar)
 # Env:   NODES (10000) ENROLL_THREADS (8)
+#        POLICY (none): none = no policy and no tags (every node's peers and rules are empty);
+#          grants50 = nodes enrolled with one tag each, tag:t<i % 100>, and before the warm-up pass
+#          PUT /v1/acl?team=bench&environment=prod with 50 grants, grant i (0..49):
+#          tag:t<2i> -> tag:t<2i+1> tcp/<1000+i> (each node in exactly one grant: with 10,000 nodes,
+#          100 peers each, and the destination nodes get one rule with 100 sources). In both modes the
+#          measured heartbeats are an idle agent's (known = its current versions: answered unchanged)
 #        THREADS (2) CONNECTIONS (64) DURATION (20s) WARMUP (10s)   wrk parameters of the measured runs
 #        FIXED_CONNECTIONS (60) RATE_DELAY_MS (10) FIXED_DURATION (20s) fixed-rate run: each connection
 #          waits RATE_DELAY_MS after each response, so ~ FIXED_CONNECTIONS / (delay + latency) req/s
@@ -72,6 +83,12 @@ source "$SCRIPT_DIR/bench-lib.sh"
 
 [[ -f "$JAR_ARG" ]] || die "jar not found: $JAR_ARG (build it with: mvn -B -q package -DskipTests)"
 [[ "$NODES" =~ ^[0-9]+$ && "$NODES" -ge 1 ]] || die "NODES must be a positive number"
+POLICY="${POLICY:-none}"
+case "$POLICY" in
+  none) ENROLL_TAGS=0 ;;
+  grants50) ENROLL_TAGS=100 ;;
+  *) die "POLICY must be none or grants50 (got: $POLICY)" ;;
+esac
 for c in java curl python3 psql jcmd; do command -v "$c" >/dev/null || die "$c not found on PATH"; done
 
 # --- wrk: install only when missing -------------------------------------------------------------
@@ -197,19 +214,35 @@ log "embedded PostgreSQL $PG_VERSION on port $PG_PORT"
 
 # --- 1. enroll NODES nodes -----------------------------------------------------------------------
 NODES_FILE="$WORK/nodes.txt"
-log "enrolling $NODES nodes (team bench, environment prod, $ENROLL_THREADS client threads)"
+# written by the warm-up pass: "<id> <token> <peers version> <acl version>"; heartbeat.lua sends those versions
+HB_FILE="$WORK/nodes-versions.txt"
+log "enrolling $NODES nodes (team bench, environment prod, $ENROLL_THREADS client threads, tags: $([[ $ENROLL_TAGS -gt 0 ]] && echo "tag:t<i % $ENROLL_TAGS>" || echo none))"
 ENROLL_JSON="$(timeout 1000 python3 "$SCRIPT_DIR/enroll.py" enroll "$BASE" "$TOKEN" "$NODES" "$NODES_FILE" \
-  --threads "$ENROLL_THREADS" --timeout-s 900)" || { echo "$ENROLL_JSON" >&2; die "enrollment failed"; }
+  --threads "$ENROLL_THREADS" --tags "$ENROLL_TAGS" --timeout-s 900)" || { echo "$ENROLL_JSON" >&2; die "enrollment failed"; }
 log "enrolled: $ENROLL_JSON"
 [[ "$(wc -l <"$NODES_FILE")" -eq "$NODES" ]] || die "expected $NODES lines in $NODES_FILE"
 ENROLLED_DB="$(pg "SELECT count(*) FROM nodes")"
+
+# --- the policy (POLICY=grants50): 50 grants, grant i: tag:t<2i> -> tag:t<2i+1> tcp/<1000+i> ---------
+POLICY_NOTE="none (no policy, no tags)"
+if [[ "$POLICY" == grants50 ]]; then
+  python3 -c 'import json; print(json.dumps({"grants": [{"src": ["tag:t%d" % (2 * i)], "dst": ["tag:t%d" % (2 * i + 1)],
+    "ports": ["tcp/%d" % (1000 + i)]} for i in range(50)]}, separators=(",", ":")))' >"$WORK/policy.json"
+  code_p="$(curl -s -o "$WORK/policy-answer.json" -w '%{http_code}' --max-time 30 -X PUT \
+    -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' --data-binary @"$WORK/policy.json" \
+    "$BASE/v1/acl?team=bench&environment=prod")" || code_p="curl failed"
+  [[ "$code_p" == 200 ]] || { head -c 600 "$WORK/policy-answer.json" >&2 2>/dev/null; echo >&2; die "PUT /v1/acl answered $code_p"; }
+  POLICY_VERSION="$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("version", "?"))' "$WORK/policy-answer.json" 2>/dev/null || echo '?')"
+  POLICY_NOTE="grants50 (50 grants tag:t<2i> -> tag:t<2i+1> tcp/<1000+i>, $(wc -c <"$WORK/policy.json") bytes; policy version $POLICY_VERSION; nodes tagged tag:t<i % 100>)"
+  log "policy: PUT /v1/acl?team=bench&environment=prod -> 200, version $POLICY_VERSION"
+fi
 
 # --- wrk helpers ---------------------------------------------------------------------------------
 run_wrk() { # run_wrk OUTFILE DURATION CONNECTIONS PATH [wrk args...]
   local out="$1" dur="$2" conns="$3" path="$4"; shift 4
   local limit=$(($(to_seconds "$dur") + 30))
   # RATE_DELAY_MS reaches heartbeat.lua only in the fixed-rate run (HB_DELAY set), never by inheritance
-  (cd "$WORK" && exec env -u RATE_DELAY_MS ${HB_DELAY:+RATE_DELAY_MS="$HB_DELAY"} HB_NODES_FILE="$NODES_FILE" HB_THREADS="$THREADS" \
+  (cd "$WORK" && exec env -u RATE_DELAY_MS ${HB_DELAY:+RATE_DELAY_MS="$HB_DELAY"} HB_NODES_FILE="$HB_FILE" HB_THREADS="$THREADS" \
     HB_SEED="$RANDOM" timeout "$limit" wrk -t"$THREADS" -c"$conns" -d"$dur" --latency "$@" "$BASE$path") \
     >"$out" 2>&1 || { cat "$out" >&2; die "wrk failed on $path"; }
 }
@@ -311,11 +344,18 @@ check_clean() { # check_clean NAME: a heartbeat run must have no non-2xx and no 
 
 log "NOTE: wrk (the client), the service and its embedded PostgreSQL share this machine's $NPROC cores."
 
-# --- 2. warm-up: one heartbeat per node (token cache), then JIT warm-up of both routes -----------
-log "warm-up pass: one heartbeat for each of the $NODES nodes ($ENROLL_THREADS client threads)"
+# --- 2. warm-up: heartbeats per node (token cache; until each holds its current versions), then JIT warm-up
+log "warm-up pass: heartbeats for each of the $NODES nodes until all hold their current versions ($ENROLL_THREADS client threads)"
 WARM_JSON="$(timeout 700 python3 "$SCRIPT_DIR/enroll.py" beat "$BASE" "$NODES_FILE" \
-  --threads "$ENROLL_THREADS" --timeout-s 600)" || { echo "$WARM_JSON" >&2; die "warm-up heartbeat pass failed"; }
+  --threads "$ENROLL_THREADS" --timeout-s 600 --versions-out "$HB_FILE")" || { echo "$WARM_JSON" >&2; die "warm-up heartbeat pass failed"; }
 log "warm-up pass: $WARM_JSON"
+[[ "$(wc -l <"$HB_FILE")" -eq "$NODES" ]] || die "expected $NODES lines in $HB_FILE"
+WARM_SETTLED=yes
+if ! grep -q '"settled":true' <<<"$WARM_JSON"; then
+  WARM_SETTLED=no
+  log "WARNING: the warm-up's last pass was not answered unchanged for every node: measured heartbeats may get deltas"
+fi
+scrape "$WORK/metrics-warm.txt"
 log "JIT warm-up: /healthz $WARMUP, heartbeat $WARMUP (-t$THREADS -c$CONNECTIONS)"
 run_wrk "$WORK/warm-healthz.txt" "$WARMUP" "$CONNECTIONS" /healthz
 run_wrk "$WORK/warm-heartbeat.txt" "$WARMUP" "$CONNECTIONS" / "${HB_SCRIPT[@]}"
@@ -397,6 +437,8 @@ for ((round = 1; round <= EXTRA_ROUNDS; round++)); do
   done
 done
 
+scrape "$WORK/metrics-final.txt"
+
 # --- optional: a profiled full-speed heartbeat run (not part of the figures) ----------------------
 if [[ "${PROFILE:-0}" == 1 ]]; then
   wait_quiet
@@ -455,7 +497,8 @@ echo
 echo "== Heartbeat path: POST /v1/nodes/{id}/heartbeat ($NODES nodes, one agent token each) vs GET /healthz =="
 echo "server: $BASE   wrk: $WRK_PARAMS   cores: $NPROC (shared by wrk, the service and PostgreSQL $PG_VERSION)"
 echo "enrollment: $ENROLL_JSON   (rows in nodes: $ENROLLED_DB)"
-echo "warm-up pass (1 heartbeat per node, first use of each token): $WARM_JSON"
+echo "policy: $POLICY_NOTE"
+echo "warm-up (first pass: 1 heartbeat per node, first use of each token, known 0/0; then passes with the versions until all unchanged): $WARM_JSON"
 echo
 printf '| %-22s | %9s | %8s | %8s | %8s | %7s | %-13s | %-40s |\n' run "req/s" requests p50 p99 non-2xx "socket errors" "CPU cores: busy/service/postgres/wrk/other"
 printf '|%s|%s|%s|%s|%s|%s|%s|%s|\n' "------------------------" "-----------" "----------" "----------" "----------" "---------" "---------------" "------------------------------------------"
@@ -563,6 +606,43 @@ FX_ROWS_METRIC_DELTA="$(awk -v a="$(metric "$WORK/metrics-after.txt" mesh_writeb
   -v b="$(metric "$WORK/metrics-end.txt" mesh_writebehind_batch_size_sum)" 'BEGIN {printf "%.0f", b - a}')"
 echo "full-speed run: heartbeats counted by the service +$HB_METRIC_DELTA (wrk: $HB_TOTAL); rows sent by the write-behind +$ROWS_METRIC_DELTA (PostgreSQL: +$((UPD1 - UPD0)))"
 echo "fixed-rate run: rows sent by the write-behind +$FX_ROWS_METRIC_DELTA (PostgreSQL: +$((FUPD1 - FUPD0)); wrk heartbeats: $FX_TOTAL)"
+
+# policy work counters: after the warm-up (full sets, deltas), then nothing but "unchanged" answers
+pmetric() { # pmetric FILE NAME [LABEL]: a sample's value, whole (0 when absent); LABEL e.g. kind="full"
+  awk -v n="$2" -v l="${3:-}" '{ split($1, a, "{") } a[1] == n && (l == "" || index($1, l) > 0) { v = $2; f = 1; exit }
+    END { printf "%.0f\n", (f ? v : 0) }' "$1"
+}
+PCOLS=(metrics-warm metrics-before metrics-after metrics-end)
+PHEAD=("after warm-up" "before runs" "after full-speed" "after fixed-rate")
+if ((EXTRA_ROUNDS > 0)); then PCOLS+=(metrics-final); PHEAD+=("after extra rounds"); fi
+PLAST="${PCOLS[${#PCOLS[@]} - 1]}"
+echo
+echo "Policy work (/metrics; POLICY=$POLICY): answers and peer entries, after the warm-up pass, right before the full-speed"
+echo "run (after the JIT warm-up), after each measured heartbeat run; 'during' = last column - 'before runs'"
+echo "(the healthz runs and the fixed-rate calibration in between are counted too):"
+line="$(printf '| %-52s |' counter)"; sep="|------------------------------------------------------|"
+for h in "${PHEAD[@]}" "during runs"; do line+="$(printf ' %18s |' "$h")"; sep+="--------------------|"; done
+echo "$line"; echo "$sep"
+for spec in "mesh_policy_unchanged_answers_total" 'mesh_policy_peer_answers_total kind="full"' \
+  'mesh_policy_peer_answers_total kind="delta"' mesh_policy_peer_entries_encoded_total mesh_policy_peer_entries_sent_total \
+  mesh_node_heartbeats_total; do
+  read -r pname plabel <<<"$spec"
+  line="$(printf '| %-52s |' "$pname${plabel:+{$plabel\}}")"
+  for c in "${PCOLS[@]}"; do line+="$(printf ' %18s |' "$(pmetric "$WORK/$c.txt" "$pname" "$plabel")")"; done
+  line+="$(printf ' %18s |' "+$(($(pmetric "$WORK/$PLAST.txt" "$pname" "$plabel") - $(pmetric "$WORK/metrics-before.txt" "$pname" "$plabel")))")"
+  echo "$line"
+done
+pdelta() { echo $(($(pmetric "$WORK/$PLAST.txt" "$@") - $(pmetric "$WORK/metrics-before.txt" "$@"))); }
+D_UNCH="$(pdelta mesh_policy_unchanged_answers_total)"; D_HB="$(pdelta mesh_node_heartbeats_total)"
+D_FULL="$(pdelta mesh_policy_peer_answers_total 'kind="full"')"; D_DELTA="$(pdelta mesh_policy_peer_answers_total 'kind="delta"')"
+D_ENC="$(pdelta mesh_policy_peer_entries_encoded_total)"; D_SENT="$(pdelta mesh_policy_peer_entries_sent_total)"
+if [[ "$D_FULL" == 0 && "$D_DELTA" == 0 && "$D_ENC" == 0 && "$D_SENT" == 0 && "$D_UNCH" == "$D_HB" ]]; then
+  echo "idle agents: MET (during the runs every heartbeat was answered unchanged: $D_UNCH of $D_HB; no full or delta answer, no peer entry)"
+else
+  echo "idle agents: NOT MET (during the runs: $D_UNCH unchanged answers of $D_HB heartbeats, $D_FULL full, $D_DELTA delta, $D_ENC entries encoded, $D_SENT sent)"
+  echo "WARNING: the measured heartbeats were not all an idle agent's (warm-up settled: $WARM_SETTLED; a node stale for stale_after, 90 s, changes its peers' versions)"
+fi
+
 FAILURES="$(metric "$WORK/metrics-end.txt" mesh_writebehind_failures_total)"
 echo
 echo "zero errors: MET (no non-2xx and no socket error in any heartbeat run; the script exits 1 otherwise)"
