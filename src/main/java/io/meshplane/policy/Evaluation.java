@@ -61,7 +61,7 @@ final class Evaluation {
     for (Grant g : policy.grants()) {
       boolean src = g.inSrc(n.name(), n.tags(), n.address());
       boolean dst = g.inDst(n.name(), n.tags(), n.address());
-      if (src || dst) out.add(g.text() + (src && dst ? " (source, destination)" : src ? " (source)" : " (destination)"));
+      if (src || dst) out.add(g.match(src, dst));
     }
     return out;
   }

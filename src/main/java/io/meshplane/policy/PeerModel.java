@@ -194,8 +194,7 @@ final class PeerModel {
         changed = true;
       }
       if (relay != null && !relay.equals(m.relay)) {
-        m.relay = relay;
-        m.relayVersion = seq;
+        m.relay(relay);
         changed = true;
       }
       if (!changed) return;
@@ -248,7 +247,7 @@ final class PeerModel {
       for (Grant g : d.policy.grants()) {
         boolean src = m.srcOf.get(g.index());
         boolean dst = m.dstOf.get(g.index());
-        if (src || dst) out.add(g.text() + (src && dst ? " (source, destination)" : src ? " (source)" : " (destination)"));
+        if (src || dst) out.add(g.match(src, dst));
       }
       return out;
     } finally {
@@ -358,24 +357,6 @@ final class PeerModel {
     return e;
   }
 
-  /** The node's peers as ids (tests, preview, the node record). */
-  List<String> peerIds(String nodeId) {
-    Domain d = byNode.get(nodeId);
-    if (d == null) return List.of();
-    long stamp = d.lock.readLock();
-    try {
-      Member m = d.members.get(nodeId);
-      if (m == null) return List.of();
-      List<String> out = new ArrayList<>();
-      for (int i = m.cls.peers.nextSetBit(0); i >= 0; i = m.cls.peers.nextSetBit(i + 1)) {
-        if (i != m.idx) out.add(d.byIdx[i].id);
-      }
-      return out;
-    } finally {
-      d.lock.unlockRead(stamp);
-    }
-  }
-
   // ---- the model's parts ----
 
   /** One node as the model holds it. Mutable, guarded by its domain's lock. */
@@ -390,7 +371,6 @@ final class PeerModel {
     String[] endpoints;
     String relay;
     String relayJson;
-    long relayVersion;
     boolean online;
     BitSet srcOf = new BitSet();
     BitSet dstOf = new BitSet();
@@ -523,7 +503,6 @@ final class PeerModel {
       Member m = new Member(id, idx, name, address, tags, key, endpoints, relay, online);
       m.peersJoin = seq;
       m.aclJoin = seq;
-      m.relayVersion = seq;
       members.put(id, m);
       byIdx[idx] = m;
       return m;

@@ -94,6 +94,11 @@ public record PolicyDocument(List<Grant> grants, List<PolicyTest> tests) {
       return "grant " + index + ": " + join(src) + " -> " + join(dst) + " " + String.join(", ", ports.stream().map(PortRange::text).toList());
     }
 
+    /** An {@code acl_matches} entry: the grant's text and the node's side of it. */
+    public String match(boolean source, boolean destination) {
+      return text() + (source && destination ? " (source, destination)" : source ? " (source)" : " (destination)");
+    }
+
     private static String join(List<Selector> s) {
       return String.join(", ", s.stream().map(Selector::text).toList());
     }
