@@ -2,9 +2,9 @@ package io.meshplane.policy;
 
 import io.meshplane.node.ChangeLog.NodeFacts;
 import io.meshplane.node.NodeFormats;
+import io.meshplane.policy.PolicyDocument.Any;
 import io.meshplane.policy.PolicyDocument.Grant;
 import io.meshplane.policy.PolicyDocument.Prefix;
-import io.meshplane.policy.PolicyDocument.Any;
 import io.meshplane.policy.PolicyDocument.Selector;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
