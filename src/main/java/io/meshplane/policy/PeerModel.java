@@ -120,7 +120,7 @@ final class PeerModel {
         Member m = d.newMember(n.id(), n.name(), n.address(), n.tags(), n.key(), n.endpoints(), n.relay(), n.online(), seq);
         newByNode.put(m.id, d);
       }
-      d.rebuild(seq, this);
+      d.rebuild(seq, this, d.policy, d.policyVersion).run(); // nobody reads this domain yet
     }
     // the position first: a reader that sees the new maps never compares against an older position
     position = seq;
@@ -207,14 +207,19 @@ final class PeerModel {
     }
   }
 
+  /**
+   * A new policy version: the whole domain is recomputed aside (only this thread changes the model, so
+   * it reads the nodes without the lock) and installed under the write lock in one O(nodes) pass of
+   * pointer assignments: heartbeats of the domain wait for that pass at most, never for the
+   * recomputation (23 ms at 10,000 nodes and 50 grants; longer for larger domains and policies).
+   */
   void policy(long seq, String team, String env, long version, PolicyDocument doc) {
     Domain d = domain(team, env);
+    if (version <= d.policyVersion) return;
+    Runnable install = d.rebuild(seq, this, doc, version);
     long stamp = d.lock.writeLock();
     try {
-      if (version <= d.policyVersion) return;
-      d.policy = doc;
-      d.policyVersion = version;
-      d.rebuild(seq, this);
+      install.run();
     } finally {
       d.lock.unlockWrite(stamp);
     }
@@ -467,8 +472,9 @@ final class PeerModel {
     /** Takes over an earlier class's history (same peers after a policy change: the node's version stays). */
     void inherit(PeerClass old) {
       peersVersion = old.peersVersion;
-      logSeq = old.logSeq;
-      logId = old.logId;
+      // copies: an old class split into several new ones with its peers may be inherited twice
+      logSeq = old.logSeq.clone();
+      logId = old.logId.clone();
       logStart = old.logStart;
       logCount = old.logCount;
       floor = old.floor;
@@ -510,14 +516,20 @@ final class PeerModel {
 
     /** Sets the node's grant bits from the policy. */
     void match(Member m) {
+      BitSet[] bits = bits(m, policy);
+      m.srcOf = bits[0];
+      m.dstOf = bits[1];
+    }
+
+    /** The node's grant bits under {@code p}: {src, dst}. */
+    static BitSet[] bits(Member m, PolicyDocument p) {
       BitSet src = new BitSet();
       BitSet dst = new BitSet();
-      for (Grant g : policy.grants()) {
+      for (Grant g : p.grants()) {
         if (g.inSrc(m.name, m.tags, m.address)) src.set(g.index());
         if (g.inDst(m.name, m.tags, m.address)) dst.set(g.index());
       }
-      m.srcOf = src;
-      m.dstOf = dst;
+      return new BitSet[] {src, dst};
     }
 
     /**
@@ -589,6 +601,10 @@ final class PeerModel {
 
     /** The nodes in the dst of the class's source grants and in the src of its destination grants. */
     BitSet peersOf(BitSet src, BitSet dst) {
+      return peersOf(src, dst, srcMembers, dstMembers);
+    }
+
+    static BitSet peersOf(BitSet src, BitSet dst, BitSet[] srcMembers, BitSet[] dstMembers) {
       BitSet p = new BitSet();
       for (int g = src.nextSetBit(0); g >= 0; g = src.nextSetBit(g + 1)) p.or(dstMembers[g]);
       for (int g = dst.nextSetBit(0); g >= 0; g = dst.nextSetBit(g + 1)) p.or(srcMembers[g]);
@@ -601,6 +617,10 @@ final class PeerModel {
      * once. Takes {@code seq} as the ACL version when the encoded rules changed.
      */
     void compileRules(PeerClass c, long seq) {
+      compileRules(c, seq, policy, srcMembers);
+    }
+
+    void compileRules(PeerClass c, long seq, PolicyDocument policy, BitSet[] srcMembers) {
       JsonArray rules = new JsonArray();
       Set<String> seen = new java.util.HashSet<>();
       for (int gi = c.dstBits.nextSetBit(0); gi >= 0; gi = c.dstBits.nextSetBit(gi + 1)) {
@@ -638,37 +658,45 @@ final class PeerModel {
     }
 
     /**
-     * Recomputes the domain from its policy: every node's bits once, every class once. A new class
-     * whose nodes all come from one old class with the same peers (or rules) keeps that class's
-     * version and history: nodes whose answer the change does not touch keep their versions.
+     * Recomputes the domain under {@code next} (version {@code version}): every node's bits once, every
+     * class once, all of it into new structures, reading the current ones only. Returns what installs
+     * the result (to run under the write lock): the policy, the grants' member sets, the classes and
+     * each node's bits and class. A new class whose nodes all come from one old class with the same
+     * peers (or rules) keeps that class's version and history: nodes whose answer the change does not
+     * touch keep their versions.
      */
-    void rebuild(long seq, PeerModel model) {
-      int grants = policy.grants().size();
-      srcMembers = new BitSet[grants];
-      dstMembers = new BitSet[grants];
+    Runnable rebuild(long seq, PeerModel model, PolicyDocument next, long version) {
+      int grants = next.grants().size();
+      BitSet[] newSrcMembers = new BitSet[grants];
+      BitSet[] newDstMembers = new BitSet[grants];
       for (int g = 0; g < grants; g++) {
-        srcMembers[g] = new BitSet();
-        dstMembers[g] = new BitSet();
+        newSrcMembers[g] = new BitSet();
+        newDstMembers[g] = new BitSet();
       }
-      for (Member m : members.values()) {
-        match(m);
-        for (int g = m.srcOf.nextSetBit(0); g >= 0; g = m.srcOf.nextSetBit(g + 1)) srcMembers[g].set(m.idx);
-        for (int g = m.dstOf.nextSetBit(0); g >= 0; g = m.dstOf.nextSetBit(g + 1)) dstMembers[g].set(m.idx);
+      List<Member> all = new ArrayList<>(members.values());
+      BitSet[][] bits = new BitSet[all.size()][];
+      for (int i = 0; i < bits.length; i++) {
+        Member m = all.get(i);
+        bits[i] = bits(m, next);
+        for (int g = bits[i][0].nextSetBit(0); g >= 0; g = bits[i][0].nextSetBit(g + 1)) newSrcMembers[g].set(m.idx);
+        for (int g = bits[i][1].nextSetBit(0); g >= 0; g = bits[i][1].nextSetBit(g + 1)) newDstMembers[g].set(m.idx);
       }
-      classes = new HashMap<>();
+      Map<List<BitSet>, PeerClass> newClasses = new HashMap<>();
+      PeerClass[] classOf = new PeerClass[all.size()];
       Map<PeerClass, PeerClass> sourceOf = new HashMap<>();
       Set<PeerClass> mixed = new java.util.HashSet<>();
-      for (Member m : members.values()) {
-        List<BitSet> key = List.of(m.srcOf, m.dstOf);
-        PeerClass c = classes.get(key);
+      for (int i = 0; i < bits.length; i++) {
+        Member m = all.get(i);
+        List<BitSet> key = List.of(bits[i][0], bits[i][1]);
+        PeerClass c = newClasses.get(key);
         if (c == null) {
-          c = new PeerClass(m.srcOf, m.dstOf);
-          c.peers = peersOf(m.srcOf, m.dstOf);
+          c = new PeerClass(bits[i][0], bits[i][1]);
+          c.peers = peersOf(c.srcBits, c.dstBits, newSrcMembers, newDstMembers);
           c.peersVersion = seq;
           c.floor = seq;
-          compileRules(c, seq);
+          compileRules(c, seq, next, newSrcMembers);
           c.aclVersion = seq;
-          classes.put(key, c);
+          newClasses.put(key, c);
           model.classBuilds.increment();
         }
         PeerClass was = m.cls;
@@ -678,7 +706,7 @@ final class PeerModel {
         } else {
           mixed.add(c);
         }
-        m.cls = c;
+        classOf[i] = c;
         c.size++;
       }
       for (Map.Entry<PeerClass, PeerClass> e : sourceOf.entrySet()) {
@@ -688,6 +716,19 @@ final class PeerModel {
         if (c.peers.equals(was.peers)) c.inherit(was);
         if (c.rules.equals(was.rules)) c.aclVersion = was.aclVersion;
       }
+      return () -> {
+        policy = next;
+        policyVersion = version;
+        srcMembers = newSrcMembers;
+        dstMembers = newDstMembers;
+        classes = newClasses;
+        for (int i = 0; i < bits.length; i++) {
+          Member m = all.get(i);
+          m.srcOf = bits[i][0];
+          m.dstOf = bits[i][1];
+          m.cls = classOf[i];
+        }
+      };
     }
   }
 
