@@ -371,6 +371,8 @@ final class PeerModel {
     final String name;
     final int address;
     final String addressText;
+    /** {@code "a.b.c.d/32"} with its quotes: how the node appears as a source in compiled rules. */
+    final String sourceJson;
     String[] tags;
     String key;
     String[] endpoints;
@@ -391,6 +393,7 @@ final class PeerModel {
       this.name = name;
       this.address = address;
       this.addressText = ((address >>> 24) & 255) + "." + ((address >>> 16) & 255) + "." + ((address >>> 8) & 255) + "." + (address & 255);
+      this.sourceJson = "\"" + addressText + "/32\"";
       this.tags = tags;
       this.key = key;
       this.endpoints = endpoints;
@@ -621,40 +624,69 @@ final class PeerModel {
     }
 
     void compileRules(PeerClass c, long seq, PolicyDocument policy, BitSet[] srcMembers) {
-      JsonArray rules = new JsonArray();
+      // written by hand (this runs under the domain's lock, once per change of a class's sources, over
+      // every source node): the same text as {"src":[…],"ports":[…]} objects encoded by Vert.x
+      StringBuilder rules = new StringBuilder("[");
       Set<String> seen = new java.util.HashSet<>();
       for (int gi = c.dstBits.nextSetBit(0); gi >= 0; gi = c.dstBits.nextSetBit(gi + 1)) {
         Grant g = policy.grants().get(gi);
-        List<String> src = sources(g, srcMembers[gi]);
-        if (src.isEmpty()) continue;
-        JsonObject rule = new JsonObject().put("src", new JsonArray(src))
-            .put("ports", new JsonArray(g.ports().stream().map(PolicyDocument.PortRange::text).toList()));
-        if (seen.add(rule.encode())) rules.add(rule);
+        String src = sources(g, srcMembers[gi]);
+        if (src == null) continue;
+        StringBuilder rule = new StringBuilder(src.length() + 64).append("{\"src\":[").append(src).append("],\"ports\":[");
+        for (int i = 0; i < g.ports().size(); i++) {
+          if (i > 0) rule.append(',');
+          rule.append('"').append(g.ports().get(i).text()).append('"');
+        }
+        String r = rule.append("]}").toString();
+        if (seen.add(r)) {
+          if (rules.length() > 1) rules.append(',');
+          rules.append(r);
+        }
       }
-      String encoded = rules.encode();
+      String encoded = rules.append(']').toString();
       if (!encoded.equals(c.rules)) {
         c.rules = encoded;
         c.aclVersion = Math.max(c.aclVersion, seq);
       }
     }
 
-    private List<String> sources(Grant g, BitSet members) {
+    /**
+     * A grant's sources as JSON array items (without the brackets), or null when it has none: {@code "*"}
+     * when its source is {@code *}; else its prefixes as written, then each source node's /32 not inside
+     * one of them, in address order.
+     */
+    private String sources(Grant g, BitSet members) {
       List<Prefix> prefixes = new ArrayList<>();
       for (Selector s : g.src()) {
-        if (s instanceof Any) return List.of("*");
+        if (s instanceof Any) return "\"*\"";
         if (s instanceof Prefix p) prefixes.add(p);
       }
-      TreeSet<Long> addresses = new TreeSet<>();
+      // addresses with the sign bit flipped sort as unsigned numbers; the low bits index nothing, so
+      // sort (address, idx) pairs packed in a long
+      long[] keyed = new long[members.cardinality()];
+      int n = 0;
       for (int i = members.nextSetBit(0); i >= 0; i = members.nextSetBit(i + 1)) {
         Member m = byIdx[i];
         boolean covered = false;
         for (Prefix p : prefixes) covered |= p.matches(null, null, m.address);
-        if (!covered) addresses.add(m.address & 0xffffffffL);
+        if (!covered) keyed[n++] = ((long) (m.address ^ Integer.MIN_VALUE) << 32) | i;
       }
-      List<String> out = new ArrayList<>();
-      for (Prefix p : prefixes) out.add(p.text());
-      for (long a : addresses) out.add((a >>> 24) + "." + ((a >>> 16) & 255) + "." + ((a >>> 8) & 255) + "." + (a & 255) + "/32");
-      return out;
+      Arrays.sort(keyed, 0, n);
+      if (prefixes.isEmpty() && n == 0) return null;
+      StringBuilder out = new StringBuilder(n * 20 + prefixes.size() * 24);
+      for (Prefix p : prefixes) {
+        if (out.length() > 0) out.append(',');
+        out.append('"').append(p.text()).append('"');
+      }
+      int last = -1;
+      for (int k = 0; k < n; k++) {
+        Member m = byIdx[(int) keyed[k]];
+        if (m.address == last && k > 0) continue; // one address, one entry
+        last = m.address;
+        if (out.length() > 0) out.append(',');
+        out.append(m.sourceJson);
+      }
+      return out.toString();
     }
 
     /**

@@ -34,6 +34,30 @@ public final class PeerModelBench {
     idle("50 grants (tag:t2i -> tag:t2i+1)", n, nodes, pairs(0));
     star(n, nodes);
     policyChange(n, nodes);
+    enrollIntoBigSource(n);
+  }
+
+  /**
+   * One enrollment into a tag that is the source of a grant over half the domain: the destination
+   * class recompiles its rules, O(sources), under the domain's lock (see docs/ARCHITECTURE.md).
+   */
+  static void enrollIntoBigSource(int n) {
+    List<NodeFacts> nodes = nodes(n, 2); // tag:t0 and tag:t1, half each
+    PolicyDocument p = PolicyDocument.parse(new JsonObject().put("grants", new JsonArray().add(new JsonObject()
+        .put("src", new JsonArray().add("tag:t0")).put("dst", new JsonArray().add("tag:t1")).put("ports", new JsonArray().add("tcp/5432")))));
+    PeerModel m = load(nodes, p);
+    int base = PeerModel.address("100.64.0.0");
+    long total = 0;
+    int enrollments = 20;
+    for (int i = 0; i < enrollments; i++) {
+      NodeFacts f = new NodeFacts(String.format("nd_x%025d", i), "bench", "prod", "x-" + i, base + n + 10 + i, "kx", new String[] {"tag:t0"},
+          "fra1", new String[0], false);
+      long cpu0 = THREADS.getCurrentThreadCpuTime();
+      m.enroll(seq++, f);
+      total += THREADS.getCurrentThreadCpuTime() - cpu0;
+    }
+    System.out.printf("enrollment into tag:t0 (source of a grant to tag:t1, %d nodes each): %.1f ms CPU per enrollment (the destination"
+        + " class's rules, %d sources, recompiled)%n", n / 2, total / 1e6 / enrollments, n / 2);
   }
 
   /** Heap held by the model per node (50 grants, every node's peer entry encoded once), after full GCs. */
