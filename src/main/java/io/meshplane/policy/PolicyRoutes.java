@@ -14,6 +14,7 @@ import io.meshplane.http.Cursors;
 import io.meshplane.http.JsonBodies;
 import io.meshplane.http.Page;
 import io.meshplane.http.Responses;
+import io.meshplane.node.NodeFormats;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 
@@ -60,8 +61,15 @@ final class PolicyRoutes {
       String port = f.optionalString(body, "port", "/port");
       PolicyDocument.Probe probe = null;
       if (node == null) {
-        if (src == null || dst == null || port == null) f.error("/node", "give a node, or src, dst and port");
-        else if ((probe = PolicyDocument.probe(dst + ":" + port)) == null) f.error("/port", "must be tcp/<port>, udp/<port> or icmp");
+        if (src == null || dst == null || port == null) {
+          f.error("/node", "give a node, or src, dst and port");
+        } else if (!NodeFormats.name(src) && !NodeFormats.tag(src)) {
+          f.error("/src", "must be a node name or tag:<slug>");
+        } else if (!NodeFormats.name(dst) && !NodeFormats.tag(dst)) {
+          f.error("/dst", "must be a node name or tag:<slug>");
+        } else if ((probe = PolicyDocument.probe(dst + ":" + port)) == null) {
+          f.error("/port", "must be tcp/<port>, udp/<port> or icmp");
+        }
       } else if (src != null || dst != null) {
         f.error("/node", "give a node, or src, dst and port, not both");
       }

@@ -136,6 +136,13 @@ class PolicyApiTest {
         new JsonObject().put("policy", new JsonObject().put("grants", new JsonArray().add(grant("tag:web", "tag:db", "tcp/0")))).put("node", "pv-db"));
     assertEquals(400, r.statusCode());
     assertEquals("/policy/grants/0/ports/0", r.bodyAsJsonObject().getJsonArray("errors").getJsonObject(0).getString("field"));
+    for (String[] bad : new String[][] {{"pv-web", "tag:DB", "tcp/5432", "/dst"}, {"PV", "pv-db", "tcp/5432", "/src"},
+        {"pv-web", "pv-db", "tcp/99999", "/port"}, {"pv-web", "pv-db", "sctp/1", "/port"}}) {
+      r = http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/acl/preview?team=preview&environment=prod", admin,
+          new JsonObject().put("policy", candidate).put("src", bad[0]).put("dst", bad[1]).put("port", bad[2]));
+      assertEquals(400, r.statusCode(), r.bodyAsString());
+      assertEquals(bad[3], r.bodyAsJsonObject().getJsonArray("errors").getJsonObject(0).getString("field"), r.bodyAsString());
+    }
   }
 
   @Test
