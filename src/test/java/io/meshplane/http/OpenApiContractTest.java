@@ -3,24 +3,15 @@ package io.meshplane.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.atlassian.oai.validator.OpenApiInteractionValidator;
-import com.atlassian.oai.validator.model.Request;
-import com.atlassian.oai.validator.model.SimpleRequest;
-import com.atlassian.oai.validator.model.SimpleResponse;
-import com.atlassian.oai.validator.report.ValidationReport;
 import io.meshplane.app.Meshplane;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
-import io.vertx.ext.web.client.HttpRequest;
 import io.vertx.ext.web.client.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -44,8 +35,7 @@ class OpenApiContractTest {
   static Http http;
   static int port;
   static String spec;
-  static OpenApiInteractionValidator validator;
-  static final List<String> findings = new ArrayList<>();
+  static ContractCheck contract;
 
   @BeforeAll
   static void start() {
@@ -54,7 +44,7 @@ class OpenApiContractTest {
     port = app.coordinatorPort();
     http = cluster.http();
     spec = http.get(port, Meshplane.OPENAPI_PATH).bodyAsString();
-    validator = OpenApiInteractionValidator.createForInlineApiSpecification(spec).build();
+    contract = new ContractCheck(http, port, spec);
   }
 
   @AfterAll
@@ -124,37 +114,12 @@ class OpenApiContractTest {
     check("DELETE", "/v1/nodes/" + nodeId, root, null, null);
     check("GET", "/v1/nodes/" + nodeId, root, null, null); // 404
     check("POST", "/v1/nodes", root, "{\"name\":", null); // 400 malformed
-    assertEquals(List.of(), findings);
+    assertEquals(List.of(), contract.findings());
   }
 
   /** Sends one request, validates request and answer against the document, returns the answer's JSON (or null). */
   private static JsonObject check(String method, String path, String bearer, String body, String query) {
-    HttpRequest<Buffer> r = http.request(HttpMethod.valueOf(method), port, path + (query == null ? "" : "?" + query));
-    if (bearer != null) r.bearerTokenAuthentication(bearer);
-    if (body != null) r.putHeader("Content-Type", "application/json");
-    HttpResponse<Buffer> resp = http.send(r, body == null ? null : body.getBytes(StandardCharsets.UTF_8));
-    SimpleRequest.Builder req = new SimpleRequest.Builder(Request.Method.valueOf(method), path);
-    if (query != null) {
-      for (String kv : query.split("&")) {
-        String[] p = kv.split("=", 2);
-        req.withQueryParam(p[0], p[1]);
-      }
-    }
-    if (bearer != null) req.withHeader("Authorization", "Bearer " + bearer);
-    if (body != null) req.withContentType("application/json").withBody(body);
-    SimpleResponse.Builder res = SimpleResponse.Builder.status(resp.statusCode());
-    resp.headers().forEach(h -> res.withHeader(h.getKey(), h.getValue()));
-    if (resp.body() != null) res.withBody(resp.bodyAsString());
-    boolean problem = resp.statusCode() >= 400;
-    // a request that is wrong on purpose only has its answer checked
-    ValidationReport report = problem
-        ? validator.validateResponse(path, Request.Method.valueOf(method), res.build())
-        : validator.validate(req.build(), res.build());
-    for (ValidationReport.Message m : report.getMessages()) {
-      if (m.getLevel() == ValidationReport.Level.ERROR) {
-        findings.add(method + " " + path + " -> " + resp.statusCode() + ": " + m.getKey() + " " + m.getMessage());
-      }
-    }
+    HttpResponse<Buffer> resp = contract.exchange(method, path, bearer, body, query, null);
     assertTrue(resp.statusCode() < 500, method + " " + path + " -> " + resp.statusCode() + " " + resp.bodyAsString());
     String type = resp.getHeader("Content-Type");
     return type != null && type.contains("json") ? resp.bodyAsJsonObject() : null;

@@ -3,23 +3,14 @@ package io.meshplane.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.atlassian.oai.validator.OpenApiInteractionValidator;
-import com.atlassian.oai.validator.model.Request;
-import com.atlassian.oai.validator.model.SimpleRequest;
-import com.atlassian.oai.validator.model.SimpleResponse;
-import com.atlassian.oai.validator.report.ValidationReport;
 import io.meshplane.app.Meshplane;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.ext.web.client.HttpRequest;
 import io.vertx.ext.web.client.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -40,8 +31,7 @@ class OpenApiPolicyContractTest {
   static Meshplane app;
   static Http http;
   static int port;
-  static OpenApiInteractionValidator validator;
-  static final List<String> findings = new ArrayList<>();
+  static ContractCheck contract;
 
   @BeforeAll
   static void start() {
@@ -50,7 +40,7 @@ class OpenApiPolicyContractTest {
     port = app.coordinatorPort();
     http = cluster.http();
     String spec = http.get(port, Meshplane.OPENAPI_PATH).bodyAsString();
-    validator = OpenApiInteractionValidator.createForInlineApiSpecification(spec).build();
+    contract = new ContractCheck(http, port, spec);
   }
 
   @AfterAll
@@ -124,38 +114,12 @@ class OpenApiPolicyContractTest {
     String mon = io.meshplane.testing.Tokens.issue(app, "web", "prod", io.meshplane.access.Surface.PIPELINE).jwt();
     check("GET", "/v1/acl", mon, null, q, null, 403); // 403
     check("GET", "/v1/audit", root, null, "action=acl.read", null, 0);
-    assertEquals(List.of(), findings);
+    assertEquals(List.of(), contract.findings());
   }
 
   /** Sends, validates against the document, and checks the status ({@code expect} 0: any 2xx). */
   private static JsonObject check(String method, String path, String bearer, String body, String query, String ifMatch, int expect) {
-    HttpRequest<Buffer> r = http.request(HttpMethod.valueOf(method), port, path + (query == null ? "" : "?" + query));
-    if (bearer != null) r.bearerTokenAuthentication(bearer);
-    if (body != null) r.putHeader("Content-Type", "application/json");
-    if (ifMatch != null) r.putHeader("If-Match", ifMatch);
-    HttpResponse<Buffer> resp = http.send(r, body == null ? null : body.getBytes(StandardCharsets.UTF_8));
-    SimpleRequest.Builder req = new SimpleRequest.Builder(Request.Method.valueOf(method), path);
-    if (query != null) {
-      for (String kv : query.split("&")) {
-        String[] p = kv.split("=", 2);
-        req.withQueryParam(p[0], p[1]);
-      }
-    }
-    if (bearer != null) req.withHeader("Authorization", "Bearer " + bearer);
-    if (ifMatch != null) req.withHeader("If-Match", ifMatch);
-    if (body != null) req.withContentType("application/json").withBody(body);
-    SimpleResponse.Builder res = SimpleResponse.Builder.status(resp.statusCode());
-    resp.headers().forEach(h -> res.withHeader(h.getKey(), h.getValue()));
-    if (resp.body() != null) res.withBody(resp.bodyAsString());
-    boolean problem = resp.statusCode() >= 400;
-    ValidationReport report = problem
-        ? validator.validateResponse(path, Request.Method.valueOf(method), res.build())
-        : validator.validate(req.build(), res.build());
-    for (ValidationReport.Message m : report.getMessages()) {
-      if (m.getLevel() == ValidationReport.Level.ERROR) {
-        findings.add(method + " " + path + " -> " + resp.statusCode() + ": " + m.getKey() + " " + m.getMessage());
-      }
-    }
+    HttpResponse<Buffer> resp = contract.exchange(method, path, bearer, body, query, ifMatch);
     if (expect == 0) {
       assertTrue(resp.statusCode() < 300, method + " " + path + " -> " + resp.statusCode() + " " + resp.bodyAsString());
     } else {
