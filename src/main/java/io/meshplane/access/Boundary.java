@@ -6,6 +6,8 @@ package io.meshplane.access;
  */
 public record Boundary(String team, String environment) {
   public static final String ALL = "*";
+  /** Every team and environment: for the coordinator's own jobs, never a caller's. */
+  public static final Boundary EVERYTHING = new Boundary(ALL, ALL);
 
   /** True when a resource of this team and environment lies inside this boundary. */
   public boolean covers(String resourceTeam, String resourceEnvironment) {

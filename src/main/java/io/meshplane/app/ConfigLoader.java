@@ -183,6 +183,8 @@ public final class ConfigLoader {
         duration(v, Setting.HEARTBEAT_STALE_AFTER, Duration.ofMillis(100), Duration.ofDays(1)),
         duration(v, Setting.WRITEBEHIND_FLUSH_INTERVAL, Duration.ofMillis(10), Duration.ofMinutes(10)),
         addressPool(v),
+        duration(v, Setting.NODES_PENDING_TTL, Duration.ofSeconds(1), Duration.ofDays(365)),
+        duration(v, Setting.OPERATIONS_DEADLINE, Duration.ofSeconds(1), Duration.ofDays(7)),
         relays(v),
         intIn(v, Setting.WRITEBEHIND_MAX_BACKLOG, 1, 100_000_000),
         duration(v, Setting.SHUTDOWN_GRACE, Duration.ZERO, Duration.ofMinutes(5)));

@@ -26,6 +26,8 @@ public record MeshConfig(
     Duration staleAfter,
     Duration flushInterval,
     String addressPool,
+    Duration pendingTtl,
+    Duration operationsDeadline,
     io.meshplane.node.Relays relays,
     int writeBehindMaxBacklog,
     Duration shutdownGrace) {

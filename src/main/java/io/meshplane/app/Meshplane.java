@@ -18,6 +18,7 @@ import io.meshplane.node.NodeModule;
 import io.meshplane.observe.HazelcastMetrics;
 import io.meshplane.observe.Observability;
 import io.meshplane.observe.Readiness;
+import io.meshplane.ops.OpsModule;
 import io.meshplane.policy.PolicyModule;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -100,6 +101,7 @@ public final class Meshplane implements AutoCloseable {
   private volatile NodeModule nodes;
   private volatile HeartbeatModule heartbeat;
   private volatile PolicyModule policy;
+  private volatile OpsModule ops;
   /** In the order they start and mount routes (the heartbeat's route first); stopped in reverse. */
   private volatile List<Module> modules = List.of();
 
@@ -217,12 +219,16 @@ public final class Meshplane implements AutoCloseable {
         new AuthModule.Settings(config.issuer(), config.tokensMaxLifetime()));
     NodeEvents events = new NodeEvents(vertx);
     policy = new PolicyModule(vertx, hz, p, audit.log(), events, observability.mesh(), cursors, config.heartbeatInterval());
-    heartbeat = new HeartbeatModule(vertx, hz, p, events, policy, observability.mesh(), cursors, new HeartbeatModule.Settings(
-        config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog()));
+    // operations answer with the node record, which the node feature (built last) reads: asked at call time
+    ops = new OpsModule(vertx, p, audit.log(), policy, (caller, id) -> nodes.service().get(caller, id), config.relays(),
+        observability.mesh(), cursors, config.operationsDeadline());
+    heartbeat = new HeartbeatModule(vertx, hz, p, events, policy, ops, observability.mesh(), cursors, new HeartbeatModule.Settings(
+        config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog(), config.pendingTtl()));
     nodes = new NodeModule(p, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), events, policy, config.relays(), cursors,
         config.addressPool());
-    // policy loads and starts before the heartbeat route is served: answers come from its model
-    List<Module> all = List.of(policy, heartbeat, auth, nodes, audit);
+    // policy loads (with the operations board, which follows its feed) and starts before the heartbeat
+    // route is served: answers come from its model and the board
+    List<Module> all = List.of(policy, ops, heartbeat, auth, nodes, audit);
     for (Module m : all) m.checks(readiness);
     pool = p;
     for (Module m : all) {

@@ -24,6 +24,8 @@ public enum Setting {
   HEARTBEAT_INTERVAL("heartbeat.interval", "MESH_HEARTBEAT_INTERVAL", "30s", "interval_s told to agents"),
   HEARTBEAT_STALE_AFTER("heartbeat.stale_after", "MESH_STALE_AFTER", "90s", "a node without a heartbeat for this long is stale"),
   NODES_ADDRESS_POOL("nodes.address_pool", "MESH_ADDRESS_POOL", "100.64.0.0/10", "IPv4 CIDR mesh addresses are allocated from"),
+  NODES_PENDING_TTL("nodes.pending_ttl", "MESH_NODES_PENDING_TTL", "24h", "an enrollment without a heartbeat for this long is reported (event node.enroll_unconfirmed)"),
+  OPERATIONS_DEADLINE("operations.deadline", "MESH_OPERATIONS_DEADLINE", "10m", "an operation not completed within this time expires"),
   RELAYS("relays", "MESH_RELAYS", "[]", "relays nodes are assigned to: a list of {name, region, url} (the env value as JSON)"),
   WRITEBEHIND_MAX_BACKLOG("writebehind.max_backlog", "MESH_WRITEBEHIND_MAX_BACKLOG", "1000000", "dirty live entries above which /readyz reports the write-behind DOWN"),
   WRITEBEHIND_FLUSH_INTERVAL("writebehind.flush_interval", "MESH_FLUSH_INTERVAL", "1s", "write-behind flush period: at most one row write per node per interval"),

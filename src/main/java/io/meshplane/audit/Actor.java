@@ -8,6 +8,11 @@ public record Actor(String type, String id, String name) {
     return new Actor(caller.kind().wire, caller.id(), caller.name());
   }
 
+  /** The coordinator itself (an operation that expired): {@code what} names the job. */
+  public static Actor system(String what) {
+    return new Actor("system", "meshplane", what);
+  }
+
   /** The command line, run by an operating-system user. */
   public static Actor cli(String osUser) {
     return new Actor("cli", "cli", osUser);

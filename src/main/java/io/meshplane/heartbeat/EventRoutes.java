@@ -13,9 +13,9 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Set;
 
-/** {@code GET /events}: node state changes (node.stale, node.online, node.policy_drift), oldest first, scoped and paged. */
+/** {@code GET /events}: node state changes (node.stale, node.online, node.policy_drift, node.enroll_unconfirmed), oldest first, scoped and paged. */
 public final class EventRoutes {
-  private static final Set<String> TYPES = Set.of("node.stale", "node.online", "node.policy_drift");
+  private static final Set<String> TYPES = Set.of("node.stale", "node.online", "node.policy_drift", "node.enroll_unconfirmed");
 
   private EventRoutes() {}
 
@@ -26,7 +26,7 @@ public final class EventRoutes {
       String sinceRaw = ctx.request().getParam("since");
       Instant since = sinceRaw == null ? null : f.parseTimestamp(sinceRaw, "since");
       String type = ctx.request().getParam("type");
-      if (type != null && !TYPES.contains(type)) f.error("type", "must be node.stale, node.online or node.policy_drift");
+      if (type != null && !TYPES.contains(type)) f.error("type", "must be node.stale, node.online, node.policy_drift or node.enroll_unconfirmed");
       String node = ctx.request().getParam("node_id");
       if (node != null && !Ids.looksLike("nd", node)) f.error("node_id", "is not a node id");
       f.check();

@@ -8,6 +8,7 @@ import io.meshplane.module.Module;
 import io.meshplane.node.LiveNodes;
 import io.meshplane.node.NodeEvents;
 import io.meshplane.node.NodePolicy;
+import io.meshplane.node.NodeWork;
 import io.meshplane.observe.MeshMetrics;
 import io.meshplane.observe.Readiness;
 import io.vertx.core.DeploymentOptions;
@@ -32,7 +33,7 @@ public final class HeartbeatModule implements Module {
   private static final int HEARTBEAT_MAX_BATCH = 2000;
 
   /** This module's slice of the settings. */
-  public record Settings(Duration interval, Duration staleAfter, Duration flushInterval, int maxBacklog) {}
+  public record Settings(Duration interval, Duration staleAfter, Duration flushInterval, int maxBacklog, Duration pendingTtl) {}
 
   private final Vertx vertx;
   private final HazelcastInstance hz;
@@ -45,12 +46,18 @@ public final class HeartbeatModule implements Module {
   private final LiveView view;
   private final Quarantine quarantine = new Quarantine();
   private final NodePolicy policy;
+  private final NodeWork work;
   private volatile String writeBehindDeployment;
+  private long unconfirmedTimer = -1;
 
-  /** @param policy where heartbeat answers get their relay, peers and acl */
-  public HeartbeatModule(Vertx vertx, HazelcastInstance hz, Pool pool, NodeEvents events, NodePolicy policy, MeshMetrics metrics,
-      Cursors cursors, Settings settings) {
+  /**
+   * @param policy where heartbeat answers get their relay, peers and acl
+   * @param work where they get services, ingress and commands, and where command results go
+   */
+  public HeartbeatModule(Vertx vertx, HazelcastInstance hz, Pool pool, NodeEvents events, NodePolicy policy, NodeWork work,
+      MeshMetrics metrics, Cursors cursors, Settings settings) {
     this.policy = policy;
+    this.work = work;
     this.vertx = vertx;
     this.hz = hz;
     this.events = events;
@@ -91,6 +98,7 @@ public final class HeartbeatModule implements Module {
           return vertx.deployVerticle(new StalenessMonitor(hz, live, staleness, repository, events, metrics), worker);
         })
         .map(id -> {
+          watchUnconfirmed();
           if (start[1] == 1) {
             LOG.info("this member started the cluster: nothing is declared stale before {}", Durations.format(settings.staleAfter()));
             vertx.executeBlocking(() -> LiveSeed.seed(live, repository), false)
@@ -110,14 +118,39 @@ public final class HeartbeatModule implements Module {
     if (api.forMachines()) {
       HeartbeatBatcher batcher = new HeartbeatBatcher(vertx.getOrCreateContext(), live.map(), HEARTBEAT_MAX_BATCH,
           metrics.heartbeatBatchSize);
-      HeartbeatRoutes.mount(api, batcher, metrics, settings.interval().toSeconds(), policy);
+      HeartbeatRoutes.mount(api, batcher, metrics, settings.interval().toSeconds(), policy, work);
     }
     EventRoutes.mount(api, repository, cursors);
+  }
+
+  /**
+   * Enrollments that never heartbeat within {@code nodes.pending_ttl} are reported once each (event
+   * {@code node.enroll_unconfirmed}, counted). Every replica looks, a few times per TTL and at most once
+   * a minute; the event table's unique index keeps the report single.
+   */
+  private void watchUnconfirmed() {
+    long every = Math.max(500, Math.min(60_000, settings.pendingTtl().toMillis() / 4));
+    boolean[] running = new boolean[1];
+    unconfirmedTimer = vertx.setPeriodic(every, t -> {
+      if (running[0]) return;
+      running[0] = true;
+      repository.reportUnconfirmed(java.time.Instant.now().minus(settings.pendingTtl()), 1000)
+          .onSuccess(n -> {
+            if (n > 0) {
+              metrics.enrollUnconfirmed.increment(n);
+              LOG.info("{} enrollments without a heartbeat within {} reported (node.enroll_unconfirmed)", n,
+                  Durations.format(settings.pendingTtl()));
+            }
+          })
+          .onFailure(e -> LOG.debug("unconfirmed enrollments not checked: {}", e.getMessage()))
+          .onComplete(ar -> running[0] = false);
+    });
   }
 
   /** The write-behind's last flush of the entries this member owns (undeployed before Vert.x closes: it needs the pool). */
   @Override
   public Future<Void> stop() {
+    vertx.cancelTimer(unconfirmedTimer);
     String id = writeBehindDeployment;
     return id == null ? Future.succeededFuture() : vertx.undeploy(id);
   }

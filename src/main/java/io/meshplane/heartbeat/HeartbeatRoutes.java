@@ -11,18 +11,22 @@ import io.meshplane.http.JsonBodies;
 import io.meshplane.observe.MeshMetrics;
 import io.vertx.core.Future;
 import io.meshplane.node.NodePolicy;
+import io.meshplane.node.NodeWork;
 import io.vertx.core.buffer.Buffer;
 
 /**
  * {@code POST /nodes/{id}/heartbeat} under the machines' API (SPEC §5), the hot path: token from the verifier's cache, strict
  * validation, then the live state goes into the cluster map through this event loop's
  * {@link HeartbeatBatcher}. No PostgreSQL, no blocking call. The answer's relay, peers and acl come
- * from the policy feature ({@link NodePolicy}): the heartbeat asks, it does not compute.
+ * from the policy feature ({@link NodePolicy}), its services, ingress and commands from the operations
+ * feature ({@link NodeWork}), which also takes the agent's command results: the heartbeat asks, it
+ * does not compute.
  */
 public final class HeartbeatRoutes {
   private HeartbeatRoutes() {}
 
-  public static void mount(Api api, HeartbeatBatcher batcher, MeshMetrics metrics, long intervalSeconds, NodePolicy policy) {
+  public static void mount(Api api, HeartbeatBatcher batcher, MeshMetrics metrics, long intervalSeconds, NodePolicy policy,
+      NodeWork work) {
     String interval = ",\"interval_s\":" + intervalSeconds + ",";
     api.route(POST, "/nodes/{id}/heartbeat", Permission.HEARTBEAT, "node.heartbeat", "node", (ctx, caller) -> {
       String id = ctx.pathParam("id");
@@ -39,19 +43,20 @@ public final class HeartbeatRoutes {
           .recover(t -> Future.failedFuture(Refusal.unavailable("the live state could not be stored; retry")))
           .map(v -> {
             metrics.heartbeats.increment();
+            // results are checked against this heartbeat (now stored); completions are written in the background
+            if (!hb.commandResults().isEmpty()) {
+              work.reported(id, caller, Api.request(ctx), new NodeWork.Report(hb.publicKey(), hb.relay(), hb.ingress(), hb.commandResults()));
+            }
             // the policy feature writes relay, peers and acl: O(1) when the agent's versions are current
             Buffer out = Buffer.buffer(256).appendString("{\"server_time\":\"").appendString(Times.formatMillis(now))
                 .appendString("\"").appendString(interval);
             policy.answer(id, hb.knownPeers(), hb.knownAcl(), out);
-            out.appendString(TAIL);
+            work.answer(id, out);
             ctx.response().putHeader("Content-Type", "application/json").end(out);
             return null;
           });
     });
   }
-
-  /** Ingress and commands arrive with the operations feature; until then always empty. */
-  private static final String TAIL = ",\"ingress\":[],\"commands\":[]}";
 
   private static String[] orEmpty(String[] a) {
     return a == null ? new String[0] : a;

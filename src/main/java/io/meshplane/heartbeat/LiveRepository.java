@@ -168,6 +168,31 @@ public final class LiveRepository {
         .put("last_heartbeat", Times.format(r.getOffsetDateTime("last_heartbeat")))));
   }
 
+  /**
+   * Reports enrollments never confirmed by a heartbeat: nodes created before {@code cutoff} that have
+   * never beaten get one {@code node.enroll_unconfirmed} event each (at most {@code limit} per call;
+   * a unique index makes a second report of a node a no-op, whichever replica tries). Completes with
+   * the number of events written.
+   */
+  public Future<Integer> reportUnconfirmed(Instant cutoff, int limit) {
+    return pool.preparedQuery("SELECT id FROM nodes n WHERE heartbeat_at IS NULL AND created_at < $1 AND NOT EXISTS "
+            + "(SELECT 1 FROM node_events e WHERE e.node_id = n.id AND e.type = 'node.enroll_unconfirmed') ORDER BY created_at LIMIT $2")
+        .execute(Tuple.of(Sql.odt(cutoff), limit))
+        .compose(rows -> {
+          if (rows.size() == 0) return Future.succeededFuture(0);
+          String[] nodes = Sql.list(rows, r -> r.getString(0)).toArray(new String[0]);
+          String[] ids = new String[nodes.length];
+          for (int i = 0; i < ids.length; i++) ids[i] = io.meshplane.common.Ids.next("ev");
+          return pool.preparedQuery("""
+                  INSERT INTO node_events (id, at, type, node_id, node_name, team, environment, last_heartbeat)
+                  SELECT u.eid, now(), 'node.enroll_unconfirmed', n.id, n.name, n.team, n.environment, NULL
+                  FROM UNNEST($1::text[], $2::text[]) AS u(eid, node_id) JOIN nodes n ON n.id = u.node_id AND n.heartbeat_at IS NULL
+                  ON CONFLICT DO NOTHING""")
+              .execute(Tuple.tuple().addArrayOfString(ids).addArrayOfString(nodes))
+              .map(r -> r.rowCount());
+        });
+  }
+
   /** Nodes that never sent a heartbeat (the pending count). */
   public Future<Long> countPending() {
     return pool.query("SELECT count(*) FROM nodes WHERE heartbeat_at IS NULL").execute()

@@ -23,8 +23,37 @@ import java.util.List;
  * flush and per scan, where the values are at hand), with {@link #CLOCK_CTE}.
  */
 public final class ChangeLog {
-  /** One entry: {@code kind} is enroll, delete, retag, policy, live or online. */
+  /** One entry: {@code kind} is enroll, delete, retag, relay, policy, live, online or work. */
   public record Entry(long seq, String kind, JsonObject data) {}
+
+  /**
+   * A feature that keeps derived state from the log besides the peer model (the operations board):
+   * it sees every entry in seq order (and ignores the kinds it does not use), and loads its state from
+   * the same consistent snapshot as the model when the replica starts or has fallen too far behind.
+   * Called on the feed's one worker thread, never concurrently.
+   */
+  public interface Follower {
+    /** Applies one entry; true when this follower uses the entry's kind. */
+    boolean apply(Entry entry);
+
+    /** Replaces the follower's state with what {@code snapshot} (a REPEATABLE READ transaction at clock {@code seq}) holds. */
+    Future<Void> load(SqlClient snapshot, long seq);
+  }
+
+  /**
+   * This replica's reader of the log (run by the policy feature, whose peer model is its first reader):
+   * other features follow it, announce what they appended, and wait for read-your-writes.
+   */
+  public interface Feed {
+    /** Adds a follower; before the replica loads (at construction). */
+    void follow(Follower follower);
+
+    /** Tells every replica's feed to read the log now (something was just appended). */
+    void announce();
+
+    /** Completes when this replica has applied entry {@code seq} (bounded wait: it completes anyway after 2 s). */
+    Future<Void> applied(long seq);
+  }
 
   /** What a node is when the peer model loads it from a snapshot (the same fields as an {@code enroll} entry, plus live ones). */
   public record NodeFacts(String id, String team, String environment, String name, int address, String key, String[] tags, String relay,

@@ -63,6 +63,13 @@ public final class NodeFormats {
     return true;
   }
 
+  /** A DNS host name: dot-separated DNS labels, at most 253 characters ({@code web.example.net}). */
+  public static boolean hostname(String s) {
+    if (s == null || s.isEmpty() || s.length() > 253) return false;
+    for (String label : s.split("\\.", -1)) if (!name(label)) return false;
+    return true;
+  }
+
   /** {@code ssh:22}. */
   public static boolean service(String s) {
     if (s == null) return false;

@@ -13,6 +13,7 @@ public record NodeRecord(
     String[] tags,
     String relay,
     String[] services,
+    io.vertx.core.json.JsonArray ingress,
     String[] endpoints,
     String[] routes,
     String reportedRelay,

@@ -18,7 +18,7 @@ import java.util.List;
  * write-behind). Reads are filtered by the caller's boundary: what is outside does not exist.
  */
 public final class NodeRepository {
-  private static final String COLUMNS = "id, name, team, environment, host(address) AS address, public_key, tags, relay, services, "
+  private static final String COLUMNS = "id, name, team, environment, host(address) AS address, public_key, tags, relay, services, ingress, "
       + "endpoints, routes, reported_relay, COALESCE(NULLIF(reported_key, ''), public_key) AS current_key, telemetry::text AS telemetry, "
       + "heartbeat_at, created_at, updated_at";
   private static final String IN_SCOPE = Sql.inScope(1, 2);
@@ -122,7 +122,7 @@ public final class NodeRepository {
   private static NodeRecord map(Row r) {
     return new NodeRecord(r.getString("id"), r.getString("name"), r.getString("team"), r.getString("environment"),
         r.getString("address"), r.getString("current_key"), r.getArrayOfStrings("tags"), r.getString("relay"),
-        r.getArrayOfStrings("services"), r.getArrayOfStrings("endpoints"), r.getArrayOfStrings("routes"),
+        r.getArrayOfStrings("services"), (io.vertx.core.json.JsonArray) r.getJson("ingress"), r.getArrayOfStrings("endpoints"), r.getArrayOfStrings("routes"),
         r.getString("reported_relay"), r.getString("telemetry"), Sql.instant(r, "heartbeat_at"), Sql.instant(r, "created_at"),
         Sql.instant(r, "updated_at"));
   }

@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * replica. Takes validated values and the {@link Caller}, not HTTP. Enrollment and deletion are
  * published as {@link NodeEvents}.
  */
-public final class NodeService {
+public final class NodeService implements NodeReader {
   private static final Logger LOG = LoggerFactory.getLogger(NodeService.class);
 
   /** A validated enrollment: {@code boundary} is where the node will live (never {@code *}); {@code region} null = any relay. */
@@ -91,7 +91,7 @@ public final class NodeService {
                   .compose(v -> ChangeLog.append(tx, "enroll",
                       ChangeLog.enrolled(id, team, env, req.name(), address, req.publicKey(), req.tags(), relay)))
                   .map(seq -> new Object[] {new NodeRecord(id, req.name(), team, env, address, req.publicKey(), req.tags(), relay,
-                      new String[0], new String[0], new String[0], "", "{}", null, now, now), credential, seq}));
+                      new String[0], new JsonArray(), new String[0], new String[0], "", "{}", null, now, now), credential, seq}));
         })))
         .compose(done -> {
           events.publish(NodeEvents.Type.ENROLLED, id);
@@ -138,6 +138,7 @@ public final class NodeService {
     });
   }
 
+  @Override
   public Future<JsonObject> get(Caller caller, String id) {
     return nodes.find(pool, caller.boundary(), id).compose(r -> {
       if (r == null) return Future.failedFuture(Refusal.notFound("no node " + id));
@@ -226,7 +227,7 @@ public final class NodeService {
         .put("relay", r.relay())
         .put("relay_status", relayStatus)
         .put("services", new JsonArray(List.of(r.services())))
-        .put("ingress", new JsonArray())
+        .put("ingress", r.ingress().copy())
         .put("heartbeat", heartbeat == null ? null : Times.format(Instant.ofEpochMilli(heartbeat)))
         .put("status", live.status(heartbeat, now))
         .put("acl_matches", new JsonArray(policy.aclMatches(r.id())))

@@ -22,6 +22,10 @@ public record Relays(List<Relay> all) {
     return all.stream().filter(r -> region == null || r.region().equals(region)).map(Relay::name).toList();
   }
 
+  public boolean has(String name) {
+    return all.stream().anyMatch(r -> r.name().equals(name));
+  }
+
   public boolean hasRegion(String region) {
     return all.stream().anyMatch(r -> r.region().equals(region));
   }

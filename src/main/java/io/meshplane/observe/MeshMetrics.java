@@ -17,6 +17,7 @@ public final class MeshMetrics {
 
   public final Counter heartbeats;
   public final Counter staleTransitions;
+  public final Counter enrollUnconfirmed;
   public final io.micrometer.core.instrument.DistributionSummary heartbeatBatchSize;
   public final AtomicLong writeBehindBacklog = new AtomicLong();
   public final io.micrometer.core.instrument.DistributionSummary writeBehindBatchSize;
@@ -34,6 +35,8 @@ public final class MeshMetrics {
     this.registry = registry;
     this.heartbeats = Counter.builder("mesh.node.heartbeats")
         .description("Heartbeats accepted by this replica").register(registry);
+    this.enrollUnconfirmed = Counter.builder("mesh.node.enroll.unconfirmed")
+        .description("Enrollments reported because no heartbeat came within nodes.pending_ttl (node.enroll_unconfirmed)").register(registry);
     this.heartbeatBatchSize = io.micrometer.core.instrument.DistributionSummary.builder("mesh.heartbeat.batch.size")
         .description("Heartbeats written to the cluster map together (one group commit of one event loop)").register(registry);
     this.staleTransitions = Counter.builder("mesh.node.stale.transitions")

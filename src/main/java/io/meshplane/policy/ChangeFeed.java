@@ -36,20 +36,25 @@ final class ChangeFeed extends VerticleBase {
   private final Pool pool;
   private final ChangeLog log;
   private final PeerModel model;
+  private final List<ChangeLog.Follower> followers;
   private final TreeMap<Long, List<Promise<Void>>> waiting = new TreeMap<>();
   private boolean polling;
   private boolean again;
   private long timer = -1;
   private long trimTimer = -1;
 
-  ChangeFeed(Pool pool, ChangeLog log, PeerModel model) {
+  ChangeFeed(Pool pool, ChangeLog log, PeerModel model, List<ChangeLog.Follower> followers) {
+    this.followers = followers;
     this.pool = pool;
     this.log = log;
     this.model = model;
   }
 
-  /** Loads the model from a consistent snapshot: the clock, every node and every current policy, in one REPEATABLE READ transaction. */
-  static Future<Long> loadSnapshot(Pool pool, PeerModel model) {
+  /**
+   * Loads the model and the followers from a consistent snapshot: the clock, every node and every
+   * current policy (and what each follower reads), in one REPEATABLE READ transaction.
+   */
+  static Future<Long> loadSnapshot(Pool pool, PeerModel model, List<ChangeLog.Follower> followers) {
     return pool.withTransaction(TransactionPropagation.NONE, tx -> tx.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY").execute()
         .compose(v -> ChangeLog.clock(tx))
         .compose(seq -> ChangeLog.nodes(tx)
@@ -62,7 +67,12 @@ final class ChangeFeed extends VerticleBase {
               }
               model.load(seq, nodes, docs, versions);
               return seq;
-            }))));
+            }))
+            .compose(s -> {
+              Future<Void> chain = Future.succeededFuture();
+              for (ChangeLog.Follower f : followers) chain = chain.compose(v -> f.load(tx, s));
+              return chain.map(s);
+            })));
   }
 
   @Override
@@ -111,7 +121,7 @@ final class ChangeFeed extends VerticleBase {
       if (!entries.isEmpty() && entries.get(0).seq() != from + 1) {
         LOG.warn("the change log no longer holds the entries after {} (this replica was behind for over {} s): loading a snapshot",
             from, KEEP_SECONDS);
-        return loadSnapshot(pool, model).map(seq -> true);
+        return loadSnapshot(pool, model, followers).map(seq -> true);
       }
       for (ChangeLog.Entry e : entries) {
         try {
@@ -141,6 +151,13 @@ final class ChangeFeed extends VerticleBase {
   }
 
   private void apply(ChangeLog.Entry e) {
+    boolean used = applyToModel(e);
+    for (ChangeLog.Follower f : followers) used |= f.apply(e);
+    if (!used) LOG.warn("skipped change {} of unknown kind {}", e.seq(), e.kind());
+  }
+
+  /** Applies an entry to the peer model; false when the model has no use for its kind. */
+  private boolean applyToModel(ChangeLog.Entry e) {
     JsonObject d = e.data();
     long seq = e.seq();
     switch (e.kind()) {
@@ -165,8 +182,11 @@ final class ChangeFeed extends VerticleBase {
           model.live(seq, n.getString("id"), null, null, n.getBoolean("online"), null);
         }
       }
-      default -> LOG.warn("skipped change {} of unknown kind {}", seq, e.kind());
+      default -> {
+        return false;
+      }
     }
+    return true;
   }
 
   private static String[] strings(JsonArray a) {

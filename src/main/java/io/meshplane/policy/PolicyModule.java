@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * this replica's {@link PeerModel} kept in step with the change log by the {@link ChangeFeed}, and the
  * {@link NodePolicy} door through which the heartbeat and the inventory ask their questions.
  */
-public final class PolicyModule implements Module, NodePolicy {
+public final class PolicyModule implements Module, NodePolicy, ChangeLog.Feed {
   private static final Logger LOG = LoggerFactory.getLogger(PolicyModule.class);
   /** Every replica's feed polls at once when a change is announced here. */
   static final String ANNOUNCE = "meshplane.changes.appended";
@@ -44,6 +44,7 @@ public final class PolicyModule implements Module, NodePolicy {
   private final Pool pool;
   private final PeerModel model = new PeerModel();
   private final ChangeFeed feed;
+  private final List<ChangeLog.Follower> followers = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final PolicyService service;
   private final NodeEvents events;
   private final Cursors cursors;
@@ -60,7 +61,7 @@ public final class PolicyModule implements Module, NodePolicy {
     this.events = events;
     this.cursors = cursors;
     ChangeLog log = new ChangeLog(pool);
-    this.feed = new ChangeFeed(pool, log, model);
+    this.feed = new ChangeFeed(pool, log, model, followers);
     this.service = new PolicyService(pool, new PolicyRepository(pool), log, audit, this,
         () -> vertx.eventBus().publish(ANNOUNCE, null));
     this.driftMap = hz.getMap(DRIFT_MAP);
@@ -98,7 +99,7 @@ public final class PolicyModule implements Module, NodePolicy {
   @Override
   public void load() {
     long t0 = System.nanoTime();
-    long seq = Blocking.await(ChangeFeed.loadSnapshot(pool, model), Duration.ofMinutes(2), "loading the peer model");
+    long seq = Blocking.await(ChangeFeed.loadSnapshot(pool, model, followers), Duration.ofMinutes(2), "loading the peer model");
     LOG.info("peer model loaded at change {}: {} nodes, {} classes, in {} ms", seq, model.nodeCount(), model.classCount(),
         TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
   }
@@ -163,6 +164,18 @@ public final class PolicyModule implements Module, NodePolicy {
   public Future<Void> applied(long seq) {
     Future<Void> f = feed.applied(seq);
     return Future.any(f, vertx.timer(2000)).mapEmpty();
+  }
+
+  // ---- ChangeLog.Feed ----
+
+  @Override
+  public void follow(ChangeLog.Follower follower) {
+    followers.add(follower);
+  }
+
+  @Override
+  public void announce() {
+    vertx.eventBus().publish(ANNOUNCE, null);
   }
 
   /** The model (benchmarks and tests read its counters). */

@@ -56,6 +56,13 @@ class PermissionMatrixTest {
     EXPECTED.put("GET /v1/events", Permission.EVENTS_READ);
     EXPECTED.put("PUT /v1/nodes/{id}/tags", Permission.NODES_OPERATE);
     EXPECTED.put("GET /v1/relays", Permission.NODES_READ);
+    EXPECTED.put("PUT /v1/nodes/{id}/services", Permission.NODES_SERVICES);
+    EXPECTED.put("PUT /v1/nodes/{id}/relay", Permission.NODES_OPERATE);
+    EXPECTED.put("POST /v1/nodes/{id}/rekey", Permission.NODES_OPERATE);
+    EXPECTED.put("POST /v1/nodes/{id}/ingress", Permission.NODES_OPERATE);
+    EXPECTED.put("POST /v1/nodes/{id}/ingress/{name}/drain", Permission.NODES_OPERATE);
+    EXPECTED.put("GET /v1/nodes/{id}/operations", Permission.NODES_READ);
+    EXPECTED.put("GET /v1/operations/{id}", Permission.NODES_READ);
     EXPECTED.put("GET /v1/acl", Permission.ACL_READ);
     EXPECTED.put("PUT /v1/acl", Permission.ACL_WRITE);
     EXPECTED.put("GET /v1/acl/versions", Permission.ACL_READ);

@@ -1,0 +1,29 @@
+package io.meshplane.node;
+
+import io.meshplane.access.Caller;
+import io.meshplane.common.RequestInfo;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+import java.util.List;
+
+/**
+ * What the heartbeat asks of the operations feature (its front door): the node's bound services,
+ * assigned ingress and open commands for the answer, and the agent's command results. Both calls
+ * read this replica's memory only (a board fed by the change log): neither blocks nor waits on
+ * PostgreSQL. A node with nothing assigned and nothing open costs one probe of a map that holds only
+ * nodes with work.
+ */
+public interface NodeWork {
+  /** What a heartbeat said that an operation may be verified against, with the agent's command results. */
+  record Report(String publicKey, String relay, List<JsonObject> ingress, List<JsonObject> results) {}
+
+  /** Appends {@code ,"services":[…],"ingress":[…],"commands":[…]}} (the answer's end) for the node. */
+  void answer(String nodeId, Buffer out);
+
+  /**
+   * The agent's command results, checked against the same heartbeat's key, relay and ingress; an
+   * operation completes in PostgreSQL in the background (the answer does not wait). Results naming an
+   * operation that is not open for this node are ignored and counted.
+   */
+  void reported(String nodeId, Caller node, RequestInfo request, Report report);
+}

@@ -1,0 +1,147 @@
+package io.meshplane.ops;
+
+import static io.vertx.core.http.HttpMethod.GET;
+import static io.vertx.core.http.HttpMethod.POST;
+import static io.vertx.core.http.HttpMethod.PUT;
+
+import io.meshplane.access.Permission;
+import io.meshplane.common.Fields;
+import io.meshplane.common.Ids;
+import io.meshplane.common.Refusal;
+import io.meshplane.http.Api;
+import io.meshplane.http.Cursors;
+import io.meshplane.http.JsonBodies;
+import io.meshplane.http.Page;
+import io.meshplane.http.Responses;
+import io.meshplane.node.NodeFormats;
+import io.meshplane.node.NodeRoutes;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import java.util.LinkedHashSet;
+import java.util.Set;
+
+/** Services, ingress and operations under an API (SPEC §4). Parsing here, rules in {@link OpsService}. */
+final class OpsRoutes {
+  private OpsRoutes() {}
+
+  static void mount(Api api, OpsService ops, Cursors cursors) {
+    api.route(PUT, "/nodes/{id}/services", Permission.NODES_SERVICES, "node.services", "node", (ctx, caller) -> {
+      String id = NodeRoutes.nodeId(ctx);
+      String[] services = parseServices(JsonBodies.required(ctx));
+      return ops.services(caller, Api.request(ctx), id, services).map(node -> {
+        Responses.ok(ctx, node);
+        return null;
+      });
+    });
+    api.route(POST, "/nodes/{id}/ingress", Permission.NODES_OPERATE, "node.ingress", "node", (ctx, caller) -> {
+      String id = NodeRoutes.nodeId(ctx);
+      OpsService.Ingress in = parseIngress(JsonBodies.required(ctx));
+      return ops.assignIngress(caller, Api.request(ctx), id, in).map(node -> {
+        ctx.response().putHeader("Location", api.location("/nodes/" + id));
+        Responses.json(ctx, 201, node);
+        return null;
+      });
+    });
+    api.route(POST, "/nodes/{id}/rekey", Permission.NODES_OPERATE, "node.rekey", "node", (ctx, caller) -> {
+      String id = NodeRoutes.nodeId(ctx);
+      noFields(JsonBodies.object(ctx));
+      return accepted(api, ctx, ops.rekey(caller, Api.request(ctx), id));
+    });
+    api.route(PUT, "/nodes/{id}/relay", Permission.NODES_OPERATE, "node.move_relay", "node", (ctx, caller) -> {
+      String id = NodeRoutes.nodeId(ctx);
+      JsonObject body = JsonBodies.required(ctx);
+      Fields f = new Fields();
+      String relay = f.string(body, "relay", "relay");
+      if (relay != null && !NodeFormats.name(relay)) f.error("relay", "must be a relay name");
+      for (String k : body.fieldNames()) if (!k.equals("relay")) f.error(k, "is not a field of a relay move");
+      f.check();
+      return accepted(api, ctx, ops.moveRelay(caller, Api.request(ctx), id, relay));
+    });
+    api.route(POST, "/nodes/{id}/ingress/{name}/drain", Permission.NODES_OPERATE, "node.drain_ingress", "node", (ctx, caller) -> {
+      String id = NodeRoutes.nodeId(ctx);
+      String name = ctx.pathParam("name");
+      if (!NodeFormats.name(name)) throw Refusal.notFound("node " + id + " has no ingress named " + name);
+      noFields(JsonBodies.object(ctx));
+      return accepted(api, ctx, ops.drain(caller, Api.request(ctx), id, name));
+    });
+    api.route(GET, "/nodes/{id}/operations", Permission.NODES_READ, "operation.list", "node", (ctx, caller) -> {
+      String id = NodeRoutes.nodeId(ctx);
+      String status = ctx.request().getParam("status");
+      if (status != null && !OpsService.STATUSES.contains(status)) {
+        throw Refusal.invalid("status", "must be pending, delivered, succeeded, failed or expired");
+      }
+      Page page = Page.from(ctx, cursors, "operations:" + id);
+      return ops.ofNode(caller, id, status, page).map(body -> {
+        Responses.ok(ctx, body);
+        return null;
+      });
+    });
+    api.route(GET, "/operations/{id}", Permission.NODES_READ, "operation.read", "operation", (ctx, caller) -> {
+      String id = ctx.pathParam("id");
+      if (!Ids.looksLike("op", id)) throw Refusal.notFound("no operation " + id);
+      return ops.get(caller, id).map(body -> {
+        Responses.ok(ctx, body);
+        return null;
+      });
+    });
+  }
+
+  private static io.vertx.core.Future<Void> accepted(Api api, RoutingContext ctx, io.vertx.core.Future<JsonObject> op) {
+    return op.map(body -> {
+      ctx.response().putHeader("Location", api.location("/operations/" + body.getString("id")));
+      Responses.json(ctx, 202, body);
+      return null;
+    });
+  }
+
+  /** Operations without parameters take no body, or an empty object: anything else is named, not ignored. */
+  private static void noFields(JsonObject body) {
+    Fields f = new Fields();
+    for (String k : body.fieldNames()) f.error(k, "is not a field of this operation (send no body)");
+    f.check();
+  }
+
+  static String[] parseServices(JsonObject body) {
+    Fields f = new Fields();
+    Object v = body.getValue("services");
+    Set<String> out = new LinkedHashSet<>();
+    if (v == null) {
+      f.error("services", "is required");
+    } else if (!(v instanceof JsonArray a) || a.size() > 64) {
+      f.error("services", "must be an array of at most 64 services");
+    } else {
+      for (int i = 0; i < a.size(); i++) {
+        Object s = a.getValue(i);
+        if (!(s instanceof String str) || !NodeFormats.service(str)) {
+          f.error("services[" + i + "]", "must be name:port (a slug, then 1-65535)");
+        } else {
+          out.add(str);
+        }
+      }
+    }
+    for (String k : body.fieldNames()) if (!k.equals("services")) f.error(k, "is not a field of a services change");
+    f.check();
+    return out.toArray(new String[0]);
+  }
+
+  static OpsService.Ingress parseIngress(JsonObject body) {
+    Fields f = new Fields();
+    String name = f.string(body, "name", "name");
+    if (name != null && !NodeFormats.name(name)) f.error("name", "must be a DNS label: a-z, 0-9 and '-', at most 63");
+    String hostname = f.string(body, "hostname", "hostname");
+    if (hostname != null && !NodeFormats.hostname(hostname)) f.error("hostname", "must be a DNS name such as web.example.net");
+    Object p = body.getValue("port");
+    int port = 0;
+    if (p == null) {
+      f.error("port", "is required");
+    } else if (!(p instanceof Integer i) || i < 1 || i > 65535) {
+      f.error("port", "must be a whole number 1-65535");
+    } else {
+      port = i;
+    }
+    for (String k : body.fieldNames()) if (!Set.of("name", "hostname", "port").contains(k)) f.error(k, "is not a field of an ingress");
+    f.check();
+    return new OpsService.Ingress(name, hostname, port);
+  }
+}

@@ -1,0 +1,312 @@
+package io.meshplane.ops;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.meshplane.access.Boundary;
+import io.meshplane.access.Caller;
+import io.meshplane.audit.Actor;
+import io.meshplane.audit.AuditEvent;
+import io.meshplane.audit.AuditLog;
+import io.meshplane.common.Ids;
+import io.meshplane.common.Refusal;
+import io.meshplane.common.RequestInfo;
+import io.meshplane.common.Times;
+import io.meshplane.http.Page;
+import io.meshplane.node.ChangeLog;
+import io.meshplane.node.NodeReader;
+import io.meshplane.node.Relays;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.SqlClient;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Node operations, ingress and services (SPEC §4): what operators ask for (each a transaction under the
+ * node row's lock: the change, its audit event, the node's new {@code work} in the change log), and
+ * how an operation completes: from an agent's result checked against its heartbeat, or at its
+ * deadline. Completions run in the background of the heartbeat that brought them: the answer never
+ * waits for PostgreSQL, and an operation whose completion could not be written stays open, so its
+ * command is sent again and the agent reports its result again (at-least-once, idempotent by id).
+ */
+final class OpsService {
+  private static final Logger LOG = LoggerFactory.getLogger(OpsService.class);
+  static final int MAX_INGRESS = 16;
+  static final Set<String> STATUSES = Set.of("pending", "delivered", "succeeded", "failed", "expired");
+
+  /** A validated ingress assignment. */
+  record Ingress(String name, String hostname, int port) {}
+
+  private final Pool pool;
+  private final OpsRepository repo;
+  private final AuditLog audit;
+  private final ChangeLog.Feed feed;
+  private final NodeReader nodes;
+  private final Relays relays;
+  private final Duration deadline;
+  private final MeterRegistry registry;
+  private final Counter ignoredResults;
+  /** Operations whose completion this replica is writing (one write in flight per operation). */
+  private final Set<String> completing = ConcurrentHashMap.newKeySet();
+  /** Operations this replica has marked delivered (one mark per replica, not one per answer). */
+  private final Cache<String, Boolean> delivered = Caffeine.newBuilder().maximumSize(200_000).expireAfterWrite(Duration.ofHours(1)).build();
+
+  OpsService(Pool pool, OpsRepository repo, AuditLog audit, ChangeLog.Feed feed, NodeReader nodes, Relays relays, Duration deadline,
+      MeterRegistry registry) {
+    this.pool = pool;
+    this.repo = repo;
+    this.audit = audit;
+    this.feed = feed;
+    this.nodes = nodes;
+    this.relays = relays;
+    this.deadline = deadline;
+    this.registry = registry;
+    this.ignoredResults = Counter.builder("mesh.ops.results.ignored")
+        .description("Command results that named no open operation of the reporting node (unknown, done, or another node's)")
+        .register(registry);
+  }
+
+  // ---- what operators ask for ----
+
+  /** Binds services to the node (the answer's {@code services}); 200 with the node. */
+  Future<JsonObject> services(Caller caller, RequestInfo request, String id, String[] services) {
+    Instant now = Times.now();
+    return change(caller, id, (tx, node) -> OpsRepository.setServices(tx, id, services, now)
+        .compose(v -> audit.success(tx, caller, request, "node.services", "node", id, node.team(), node.environment(),
+            new JsonObject().put("services", new JsonArray(List.of(services)))))
+        .map(v -> (Object) null))
+        .compose(x -> nodes.get(caller, id));
+  }
+
+  /** Assigns an ingress (the answer's {@code ingress}); a name in use and not drained is a 409. */
+  Future<JsonObject> assignIngress(Caller caller, RequestInfo request, String id, Ingress in) {
+    Instant now = Times.now();
+    return change(caller, id, (tx, node) -> {
+      JsonArray next = new JsonArray();
+      for (Object o : node.ingress()) {
+        JsonObject e = (JsonObject) o;
+        if (!e.getString("name").equals(in.name())) {
+          next.add(e);
+        } else if (!"drained".equals(e.getString("state"))) {
+          return Future.failedFuture(Refusal.conflict("node " + id + " already has an ingress named " + in.name() + "; drain it first"));
+        }
+      }
+      if (next.size() >= MAX_INGRESS) return Future.failedFuture(Refusal.conflict("node " + id + " has " + MAX_INGRESS + " ingress already"));
+      next.add(new JsonObject().put("name", in.name()).put("hostname", in.hostname()).put("port", in.port()).put("state", "active"));
+      return OpsRepository.setIngress(tx, id, next, now)
+          .compose(v -> audit.success(tx, caller, request, "node.ingress", "node", id, node.team(), node.environment(),
+              new JsonObject().put("ingress", in.name()).put("hostname", in.hostname()).put("port", in.port())))
+          .map(v -> (Object) null);
+    }).compose(x -> nodes.get(caller, id));
+  }
+
+  /** A re-key: the agent makes a new key pair; succeeded once its heartbeat shows a key other than the current one. */
+  Future<JsonObject> rekey(Caller caller, RequestInfo request, String id) {
+    // the current key as the inventory shows it (the live entry is ahead of the last flush)
+    return nodes.get(caller, id).compose(current -> request(caller, request, id, "rekey",
+        new JsonObject().put("old_key", current.getString("public_key")), (tx, node) -> Future.succeededFuture()));
+  }
+
+  /** A relay move: the assignment changes now (relay_status {@code moving}); succeeded once the agent reports the new relay. */
+  Future<JsonObject> moveRelay(Caller caller, RequestInfo request, String id, String relay) {
+    if (!relays.has(relay)) return Future.failedFuture(Refusal.invalid("relay", "is not a configured relay (GET /v1/relays lists them)"));
+    Instant now = Times.now();
+    JsonObject target = new JsonObject().put("relay", relay);
+    return request(caller, request, id, "move_relay", target, (tx, node) -> {
+      if (node.relay().equals(relay)) return Future.failedFuture(Refusal.conflict("node " + id + " is already assigned to relay " + relay));
+      target.put("from", node.relay());
+      return OpsRepository.setRelay(tx, id, relay, now).mapEmpty();
+    });
+  }
+
+  /** An ingress drain: the ingress shows {@code draining} now; succeeded once the agent reports it {@code drained}. */
+  Future<JsonObject> drain(Caller caller, RequestInfo request, String id, String name) {
+    Instant now = Times.now();
+    return request(caller, request, id, "drain_ingress", new JsonObject().put("name", name), (tx, node) -> {
+      JsonObject found = ingress(node.ingress(), name);
+      if (found == null) return Future.failedFuture(Refusal.notFound("node " + id + " has no ingress named " + name));
+      if ("drained".equals(found.getString("state"))) return Future.failedFuture(Refusal.conflict("ingress " + name + " is drained already"));
+      return OpsRepository.setIngress(tx, id, withState(node.ingress(), name, "draining"), now);
+    });
+  }
+
+  Future<JsonObject> get(Caller caller, String opId) {
+    return repo.find(caller.boundary(), opId).compose(op -> op == null
+        ? Future.failedFuture(Refusal.notFound("no operation " + opId)) : Future.succeededFuture(toJson(op)));
+  }
+
+  Future<JsonObject> ofNode(Caller caller, String nodeId, String status, Page page) {
+    return repo.ofNode(caller.boundary(), nodeId, status, page.afterPart(0), page.fetch()).compose(rows -> {
+      if (!rows.isEmpty() || page.after() != null) return Future.succeededFuture(page.respond(rows, OpsService::toJson, r -> List.of(r.id())));
+      return repo.nodeExists(caller.boundary(), nodeId).compose(exists -> exists
+          ? Future.succeededFuture(page.respond(rows, OpsService::toJson, r -> List.of(r.id())))
+          : Future.failedFuture(Refusal.notFound("no node " + nodeId)));
+    });
+  }
+
+  // ---- what heartbeats bring ----
+
+  /** Marks these open operations delivered, once per replica; in the background (a failure leaves them pending: they are sent again anyway). */
+  void delivered(List<String> opIds) {
+    List<String> fresh = new ArrayList<>();
+    for (String id : opIds) if (delivered.asMap().putIfAbsent(id, Boolean.TRUE) == null) fresh.add(id);
+    if (fresh.isEmpty()) return;
+    repo.markDelivered(fresh.toArray(new String[0]), Times.now()).onFailure(t -> {
+      fresh.forEach(delivered::invalidate);
+      LOG.debug("operations {} not marked delivered: {}", fresh, t.getMessage());
+    });
+  }
+
+  /**
+   * Completes an operation of {@code nodeId} in the background: {@code actor} is the node (a result) or
+   * the coordinator (expiry). A completion already being written by this replica is not started twice.
+   */
+  Future<Void> complete(Actor actor, RequestInfo request, String nodeId, String opId, String status, JsonObject result) {
+    if (!completing.add(opId)) return Future.succeededFuture();
+    Instant now = Times.now();
+    return pool.withTransaction(tx -> OpsRepository.lockNode(tx, Boundary.EVERYTHING, nodeId).compose(node -> {
+      if (node == null) {
+        // the node was deleted: its operation is closed all the same
+        return OpsRepository.close(tx, opId, nodeId, status, result, now).map(op -> -1L);
+      }
+      return OpsRepository.close(tx, opId, nodeId, status, result, now).compose(op -> {
+        if (op == null) return Future.succeededFuture(-1L);
+        return effects(tx, node, op, status, now)
+            .compose(v -> audit.record(tx, AuditEvent.of(actor, request, "operation." + status, "operation", opId, 
+                "succeeded".equals(status) ? AuditEvent.SUCCESS : AuditEvent.FAILED, node.team(), node.environment())
+                .with(new JsonObject().put("node", nodeId).put("kind", op.kind()).put("result", result))))
+            .compose(v -> OpsRepository.logWork(tx, nodeId))
+            .map(seq -> {
+              Counter.builder("mesh.ops.completed").description("Operations completed, by kind and status")
+                  .tag("kind", op.kind()).tag("status", status).register(registry).increment();
+              LOG.info("operation {} ({}) of node {}: {}{}", opId, op.kind(), nodeId, status,
+                  "succeeded".equals(status) ? "" : " (" + result.getString("detail", "") + ")");
+              return seq;
+            });
+      });
+    })).<Void>map(seq -> {
+      if (seq >= 0) feed.announce();
+      return null;
+    }).onComplete(ar -> {
+      completing.remove(opId);
+      if (ar.failed()) LOG.warn("operation {} of node {} not completed yet (it stays open and is retried): {}", opId, nodeId,
+          ar.cause().getMessage());
+    });
+  }
+
+  /** A result naming no open operation of the reporting node. */
+  void ignored() {
+    ignoredResults.increment();
+  }
+
+  /** Expires open operations past their deadline (every replica sweeps; the first to close one wins). */
+  Future<Integer> expireOverdue() {
+    return repo.overdue(Times.now(), 200).compose(overdue -> {
+      Future<Void> chain = Future.succeededFuture();
+      for (String[] o : overdue) {
+        chain = chain.compose(v -> complete(Actor.system("operation expiry"), new RequestInfo(Ids.next("req"), null), o[1], o[0], "expired",
+            new JsonObject().put("detail", "not completed within its deadline (operations.deadline)")).recover(t -> Future.succeededFuture()));
+      }
+      return chain.map(overdue.size());
+    });
+  }
+
+  /** What closing an operation changes besides its row: a failed move returns the node to its relay, a drain settles the ingress state. */
+  private static Future<Void> effects(SqlClient tx, OpsRepository.NodeRow node, OpsRepository.Operation op, String status, Instant now) {
+    boolean ok = "succeeded".equals(status);
+    switch (op.kind()) {
+      case "move_relay" -> {
+        String to = op.target().getString("relay");
+        if (!ok && node.relay().equals(to)) return OpsRepository.setRelay(tx, node.id(), op.target().getString("from", ""), now).mapEmpty();
+      }
+      case "drain_ingress" -> {
+        String name = op.target().getString("name");
+        JsonObject in = ingress(node.ingress(), name);
+        if (in != null && "draining".equals(in.getString("state"))) {
+          return OpsRepository.setIngress(tx, node.id(), withState(node.ingress(), name, ok ? "drained" : "active"), now);
+        }
+      }
+      default -> { }
+    }
+    return Future.succeededFuture();
+  }
+
+  // ---- shared steps ----
+
+  private interface Step {
+    Future<?> run(SqlClient tx, OpsRepository.NodeRow node);
+  }
+
+  /** A change of a node's work: lock the node (404 outside the caller), run {@code step}, log the node's work; read-your-writes. */
+  private Future<Long> change(Caller caller, String id, Step step) {
+    return pool.withTransaction(tx -> OpsRepository.lockNode(tx, caller.boundary(), id).compose(node -> node == null
+        ? Future.failedFuture(Refusal.notFound("no node " + id))
+        : step.run(tx, node).compose(v -> OpsRepository.logWork(tx, id))))
+        .compose(seq -> {
+          feed.announce();
+          return feed.applied(seq).map(seq);
+        });
+  }
+
+  /** Requests an operation: {@code prepare} checks and changes the node, then the pending row, its audit event and the node's work. */
+  private Future<JsonObject> request(Caller caller, RequestInfo request, String id, String kind, JsonObject target, Step prepare) {
+    String opId = Ids.next("op");
+    Instant now = Times.now();
+    Actor actor = Actor.of(caller);
+    OpsRepository.NodeRow[] seen = new OpsRepository.NodeRow[1];
+    return change(caller, id, (tx, node) -> {
+      seen[0] = node;
+      return prepare.run(tx, node)
+          .compose(v -> OpsRepository.insert(tx, opId, node, kind, target, actor, now, now.plus(deadline)))
+          .compose(v -> audit.success(tx, caller, request, "node." + kind, "node", id, node.team(), node.environment(),
+              new JsonObject().put("operation", opId).put("target", target)));
+    }).map(seq -> {
+      Counter.builder("mesh.ops.requested").description("Operations requested, by kind").tag("kind", kind).register(registry).increment();
+      OpsRepository.NodeRow node = seen[0];
+      return toJson(new OpsRepository.Operation(opId, id, node.team(), node.environment(), kind, "pending", target, actor, now,
+          now.plus(deadline), null, null, null));
+    });
+  }
+
+  static JsonObject ingress(JsonArray list, String name) {
+    for (Object o : list) if (o instanceof JsonObject e && name.equals(e.getString("name"))) return e;
+    return null;
+  }
+
+  private static JsonArray withState(JsonArray list, String name, String state) {
+    JsonArray out = new JsonArray();
+    for (Object o : list) {
+      JsonObject e = ((JsonObject) o).copy();
+      if (name.equals(e.getString("name"))) e.put("state", state);
+      out.add(e);
+    }
+    return out;
+  }
+
+  /** The operation record of SPEC §4 (every field present). */
+  static JsonObject toJson(OpsRepository.Operation op) {
+    return new JsonObject()
+        .put("id", op.id())
+        .put("node_id", op.nodeId())
+        .put("kind", op.kind())
+        .put("status", op.status())
+        .put("target", op.target())
+        .put("requested_by", new JsonObject().put("type", op.requestedBy().type()).put("id", op.requestedBy().id())
+            .put("name", op.requestedBy().name()))
+        .put("requested_at", Times.format(op.requestedAt()))
+        .put("deadline", Times.format(op.deadline()))
+        .put("delivered_at", op.deliveredAt() == null ? null : Times.format(op.deliveredAt()))
+        .put("completed_at", op.completedAt() == null ? null : Times.format(op.completedAt()))
+        .put("result", op.result());
+  }
+}

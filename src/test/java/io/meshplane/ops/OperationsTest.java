@@ -1,0 +1,383 @@
+package io.meshplane.ops;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Http;
+import io.meshplane.testing.Nodes;
+import io.meshplane.testing.TestCluster;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.client.HttpResponse;
+import java.util.Map;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Node operations end to end over real HTTP, two replicas and PostgreSQL, with the test speaking for
+ * the agents: each operation's lifecycle as seen in heartbeats and in the records, agents that lie,
+ * operations nobody receives, results that are not theirs, and a delivering replica that dies.
+ */
+@Timeout(300)
+class OperationsTest {
+  static final String RELAYS = "[{\"name\":\"fra1\",\"region\":\"eu\",\"url\":\"https://fra1.example.net\"},"
+      + "{\"name\":\"ams1\",\"region\":\"eu\",\"url\":\"https://ams1.example.net\"}]";
+  static final Map<String, String> SETTINGS = Map.of("relays", RELAYS, "writebehind.flush_interval", "100ms",
+      "operations.deadline", "8s", "nodes.pending_ttl", "2s");
+  static TestCluster cluster;
+  static Meshplane a;
+  static Meshplane b;
+  static Http http;
+  static String admin;
+
+  @BeforeAll
+  static void start() {
+    // planned for three: the crash test starts a third replica and kills it
+    cluster = TestCluster.of(3);
+    a = cluster.start(0, SETTINGS);
+    b = cluster.start(1, SETTINGS);
+    http = cluster.http();
+    admin = cluster.admin();
+  }
+
+  @AfterAll
+  static void stop() {
+    if (cluster != null) cluster.close();
+  }
+
+  static Nodes.Enrolled enroll(String name, String team, String tag) {
+    JsonObject body = new JsonObject().put("name", name).put("public_key", Nodes.key()).put("team", team).put("environment", "prod")
+        .put("tags", new JsonArray().add(tag)).put("region", "eu");
+    HttpResponse<Buffer> r = http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes", admin, body);
+    assertEquals(201, r.statusCode(), r.bodyAsString());
+    JsonObject j = r.bodyAsJsonObject();
+    return new Nodes.Enrolled(j.getJsonObject("node").getString("id"), name, j.getJsonObject("credential").getString("token"),
+        j.getJsonObject("node"));
+  }
+
+  static JsonObject beat(Meshplane via, Nodes.Enrolled n, JsonObject body) {
+    HttpResponse<Buffer> r = http.send(HttpMethod.POST, via.coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat", n.token(), body);
+    assertEquals(200, r.statusCode(), r.bodyAsString());
+    return r.bodyAsJsonObject();
+  }
+
+  static HttpResponse<Buffer> call(Meshplane via, HttpMethod method, String path, JsonObject body) {
+    return http.send(method, via.coordinatorPort(), path, admin, body);
+  }
+
+  static JsonObject node(Nodes.Enrolled n) {
+    return call(b, HttpMethod.GET, "/v1/nodes/" + n.id(), null).bodyAsJsonObject();
+  }
+
+  static JsonObject operation(String id) {
+    HttpResponse<Buffer> r = call(b, HttpMethod.GET, "/v1/operations/" + id, null);
+    assertEquals(200, r.statusCode(), r.bodyAsString());
+    return r.bodyAsJsonObject();
+  }
+
+  /** Polls the operation until {@code done} holds (20 s at most). */
+  static JsonObject awaitOperation(String id, Predicate<JsonObject> done) throws InterruptedException {
+    long until = System.currentTimeMillis() + 20_000;
+    JsonObject op = operation(id);
+    while (!done.test(op) && System.currentTimeMillis() < until) {
+      Thread.sleep(100);
+      op = operation(id);
+    }
+    return op;
+  }
+
+  /** Beats until the answer carries a command (the board of the answering replica has learned of the operation). */
+  static JsonObject beatUntilCommand(Meshplane via, Nodes.Enrolled n, JsonObject body, String opId) throws InterruptedException {
+    long until = System.currentTimeMillis() + 10_000;
+    JsonObject answer = beat(via, n, body);
+    while (!hasCommand(answer, opId) && System.currentTimeMillis() < until) {
+      Thread.sleep(100);
+      answer = beat(via, n, body);
+    }
+    assertTrue(hasCommand(answer, opId), answer.encode());
+    return answer;
+  }
+
+  static boolean hasCommand(JsonObject answer, String opId) {
+    for (Object c : answer.getJsonArray("commands")) if (((JsonObject) c).getString("id").equals(opId)) return true;
+    return false;
+  }
+
+  static JsonObject result(String opId, String status) {
+    return new JsonObject().put("command_results", new JsonArray().add(new JsonObject().put("id", opId).put("status", status)
+        .put("detail", "done by the test agent")));
+  }
+
+  static void grantAll(String team) {
+    JsonObject policy = new JsonObject().put("grants", new JsonArray().add(new JsonObject().put("src", new JsonArray().add("*"))
+        .put("dst", new JsonArray().add("*")).put("ports", new JsonArray().add("*"))));
+    HttpResponse<Buffer> r = call(a, HttpMethod.PUT, "/v1/acl?team=" + team + "&environment=prod", policy);
+    assertEquals(200, r.statusCode(), r.bodyAsString());
+  }
+
+  @Test
+  void aRekeySucceedsOnlyWithANewKeyAndThePeersOfTheNodeReceiveIt() throws Exception {
+    Nodes.Enrolled web = enroll("rk-web", "rekey", "tag:web");
+    Nodes.Enrolled db = enroll("rk-db", "rekey", "tag:db");
+    grantAll("rekey");
+    String oldKey = web.node().getString("public_key");
+    beat(a, web, new JsonObject().put("public_key", oldKey));
+    JsonObject dbView = beat(b, db, new JsonObject());
+
+    HttpResponse<Buffer> r = call(a, HttpMethod.POST, "/v1/nodes/" + web.id() + "/rekey", null);
+    assertEquals(202, r.statusCode(), r.bodyAsString());
+    JsonObject op = r.bodyAsJsonObject();
+    assertEquals("pending", op.getString("status"));
+    assertEquals("rekey", op.getString("kind"));
+    assertEquals("token", op.getJsonObject("requested_by").getString("type"));
+    assertTrue(r.getHeader("Location").endsWith("/v1/operations/" + op.getString("id")));
+    assertEquals(409, call(b, HttpMethod.POST, "/v1/nodes/" + web.id() + "/rekey", null).statusCode(), "one re-key at a time");
+
+    JsonObject answer = beatUntilCommand(b, web, new JsonObject().put("public_key", oldKey), op.getString("id"));
+    assertEquals(new JsonObject().put("id", op.getString("id")).put("kind", "rekey"), answer.getJsonArray("commands").getJsonObject(0));
+    assertEquals("delivered", awaitOperation(op.getString("id"), o -> !o.getString("status").equals("pending")).getString("status"));
+
+    String newKey = Nodes.key();
+    beat(a, web, result(op.getString("id"), "succeeded").put("public_key", newKey));
+    JsonObject done = awaitOperation(op.getString("id"), o -> o.getString("completed_at") != null);
+    assertEquals("succeeded", done.getString("status"), done.encode());
+    assertEquals(newKey, done.getJsonObject("result").getString("new_key"));
+    assertEquals(newKey, node(web).getString("public_key"));
+    // the command is not sent any more, once every replica's board has the completion
+    long until = System.currentTimeMillis() + 10_000;
+    while (hasCommand(beat(b, web, new JsonObject().put("public_key", newKey)), op.getString("id")) && System.currentTimeMillis() < until) {
+      Thread.sleep(100);
+    }
+    assertFalse(hasCommand(beat(b, web, new JsonObject().put("public_key", newKey)), op.getString("id")));
+
+    // its peer learns the new key (a delta from the version it holds), through the write-behind and the change log
+    long known = dbView.getJsonObject("peers").getLong("version");
+    String seen = null;
+    until = System.currentTimeMillis() + 15_000;
+    while (!newKey.equals(seen) && System.currentTimeMillis() < until) {
+      Thread.sleep(200);
+      JsonObject ans = beat(a, db, new JsonObject().put("known", new JsonObject().put("peers", known)));
+      JsonObject peers = ans.getJsonObject("peers");
+      JsonArray entries = peers.containsKey("items") ? peers.getJsonArray("items") : peers.getJsonArray("changed", new JsonArray());
+      for (Object o : entries) if (((JsonObject) o).getString("id").equals(web.id())) seen = ((JsonObject) o).getString("public_key");
+    }
+    assertEquals(newKey, seen, "the peer's heartbeat carries the new key");
+  }
+
+  @Test
+  void anAgentThatClaimsSuccessWhileItsHeartbeatContradictsItFails() throws Exception {
+    Nodes.Enrolled n = enroll("liar", "liars", "tag:x");
+    String oldKey = n.node().getString("public_key");
+    String opId = call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/rekey", null).bodyAsJsonObject().getString("id");
+    beatUntilCommand(a, n, new JsonObject().put("public_key", oldKey), opId);
+    beat(b, n, result(opId, "succeeded").put("public_key", oldKey));
+    JsonObject done = awaitOperation(opId, o -> o.getString("completed_at") != null);
+    assertEquals("failed", done.getString("status"));
+    assertTrue(done.getJsonObject("result").getString("detail").contains("still shows the old public_key"), done.encode());
+    assertEquals("succeeded", done.getJsonObject("result").getJsonObject("reported").getString("status"), "what the agent said is kept");
+    assertEquals(oldKey, node(n).getString("public_key"));
+
+    // an agent that reports failure: failed with its own words
+    String second = call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/rekey", null).bodyAsJsonObject().getString("id");
+    beatUntilCommand(a, n, new JsonObject(), second);
+    beat(a, n, new JsonObject().put("command_results", new JsonArray().add(new JsonObject().put("id", second).put("status", "failed")
+        .put("detail", "no entropy"))));
+    JsonObject failed = awaitOperation(second, o -> o.getString("completed_at") != null);
+    assertEquals("failed", failed.getString("status"));
+    assertEquals("no entropy", failed.getJsonObject("result").getString("detail"));
+  }
+
+  @Test
+  void aRelayMoveShowsMovingUntilTheHeartbeatReportsTheNewRelay() throws Exception {
+    Nodes.Enrolled n = enroll("mover", "movers", "tag:x");
+    String from = n.node().getString("relay");
+    String to = from.equals("fra1") ? "ams1" : "fra1";
+    beat(a, n, new JsonObject().put("relay", from));
+    assertEquals("connected", node(n).getString("relay_status"));
+
+    assertEquals(409, call(a, HttpMethod.PUT, "/v1/nodes/" + n.id() + "/relay", new JsonObject().put("relay", from)).statusCode(),
+        "already there");
+    HttpResponse<Buffer> bad = call(a, HttpMethod.PUT, "/v1/nodes/" + n.id() + "/relay", new JsonObject().put("relay", "nowhere"));
+    assertEquals(400, bad.statusCode());
+    assertEquals("relay", bad.bodyAsJsonObject().getJsonArray("errors").getJsonObject(0).getString("field"));
+
+    HttpResponse<Buffer> r = call(a, HttpMethod.PUT, "/v1/nodes/" + n.id() + "/relay", new JsonObject().put("relay", to));
+    assertEquals(202, r.statusCode(), r.bodyAsString());
+    String opId = r.bodyAsJsonObject().getString("id");
+    assertEquals(new JsonObject().put("relay", to).put("from", from), r.bodyAsJsonObject().getJsonObject("target"));
+    assertEquals(409, call(b, HttpMethod.PUT, "/v1/nodes/" + n.id() + "/relay", new JsonObject().put("relay", from)).statusCode(),
+        "one move at a time");
+    JsonObject record = node(n);
+    assertEquals(to, record.getString("relay"));
+    assertEquals("moving", record.getString("relay_status"));
+
+    JsonObject answer = beatUntilCommand(b, n, new JsonObject().put("relay", from), opId);
+    assertEquals(new JsonObject().put("id", opId).put("kind", "move_relay").put("relay", to), answer.getJsonArray("commands").getJsonObject(0));
+    assertEquals(to, answer.getString("relay"), "the answer names the new assignment");
+    beat(b, n, result(opId, "succeeded").put("relay", to));
+    assertEquals("succeeded", awaitOperation(opId, o -> o.getString("completed_at") != null).getString("status"));
+    assertEquals("connected", node(n).getString("relay_status"));
+
+    // a move the agent claims but does not make fails, and the assignment goes back where the node is
+    String back = call(a, HttpMethod.PUT, "/v1/nodes/" + n.id() + "/relay", new JsonObject().put("relay", from)).bodyAsJsonObject()
+        .getString("id");
+    beatUntilCommand(a, n, new JsonObject().put("relay", to), back);
+    beat(a, n, result(back, "succeeded").put("relay", to));
+    JsonObject failed = awaitOperation(back, o -> o.getString("completed_at") != null);
+    assertEquals("failed", failed.getString("status"));
+    assertTrue(failed.getJsonObject("result").getString("detail").contains("shows relay " + to), failed.encode());
+    JsonObject after = node(n);
+    assertEquals(to, after.getString("relay"), "the failed move is undone");
+    assertEquals("connected", after.getString("relay_status"));
+  }
+
+  @Test
+  void anIngressIsDeliveredThenDrainedThroughTheHeartbeat() throws Exception {
+    Nodes.Enrolled n = enroll("edge", "edges", "tag:edge");
+    JsonObject ingress = new JsonObject().put("name", "web").put("hostname", "web.example.net").put("port", 443);
+    HttpResponse<Buffer> r = call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/ingress", ingress);
+    assertEquals(201, r.statusCode(), r.bodyAsString());
+    JsonObject expected = ingress.copy().put("state", "active");
+    assertEquals(new JsonArray().add(expected), r.bodyAsJsonObject().getJsonArray("ingress"));
+    assertEquals(409, call(b, HttpMethod.POST, "/v1/nodes/" + n.id() + "/ingress", ingress).statusCode(), "the name is taken");
+    HttpResponse<Buffer> bad = call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/ingress",
+        new JsonObject().put("name", "x").put("hostname", "bad host").put("port", 70000));
+    assertEquals(400, bad.statusCode());
+    assertEquals(2, bad.bodyAsJsonObject().getJsonArray("errors").size(), bad.bodyAsString());
+    // every replica's answers carry it (the change reached b's board before a answered the POST? b polls on the announcement)
+    long until = System.currentTimeMillis() + 10_000;
+    JsonObject answer = beat(b, n, new JsonObject());
+    while (answer.getJsonArray("ingress").isEmpty() && System.currentTimeMillis() < until) {
+      Thread.sleep(100);
+      answer = beat(b, n, new JsonObject());
+    }
+    assertEquals(new JsonArray().add(expected), answer.getJsonArray("ingress"));
+
+    assertEquals(404, call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/ingress/api/drain", null).statusCode());
+    r = call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/ingress/web/drain", null);
+    assertEquals(202, r.statusCode(), r.bodyAsString());
+    String opId = r.bodyAsJsonObject().getString("id");
+    assertEquals("draining", node(n).getJsonArray("ingress").getJsonObject(0).getString("state"));
+    JsonObject active = new JsonObject().put("ingress", new JsonArray().add(new JsonObject().put("name", "web").put("state", "active")));
+    answer = beatUntilCommand(a, n, active, opId);
+    assertEquals(new JsonObject().put("id", opId).put("kind", "drain_ingress").put("name", "web"), answer.getJsonArray("commands").getJsonObject(0));
+    assertEquals("draining", answer.getJsonArray("ingress").getJsonObject(0).getString("state"));
+    beat(a, n, result(opId, "succeeded").put("ingress", new JsonArray().add(new JsonObject().put("name", "web").put("state", "drained"))));
+    assertEquals("succeeded", awaitOperation(opId, o -> o.getString("completed_at") != null).getString("status"));
+    assertEquals("drained", node(n).getJsonArray("ingress").getJsonObject(0).getString("state"));
+    assertEquals(409, call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/ingress/web/drain", null).statusCode(), "drained already");
+
+    JsonObject page = call(b, HttpMethod.GET, "/v1/nodes/" + n.id() + "/operations?status=succeeded", null).bodyAsJsonObject();
+    assertEquals(1, page.getJsonArray("items").size());
+    assertEquals(opId, page.getJsonArray("items").getJsonObject(0).getString("id"));
+    assertEquals(0, call(b, HttpMethod.GET, "/v1/nodes/" + n.id() + "/operations?status=failed", null).bodyAsJsonObject()
+        .getJsonArray("items").size());
+    assertEquals(400, call(b, HttpMethod.GET, "/v1/nodes/" + n.id() + "/operations?status=done", null).statusCode());
+  }
+
+  @Test
+  void anOperationOnANodeThatNeverBeatsStaysPendingThenExpires() throws Exception {
+    Nodes.Enrolled n = enroll("silent", "silence", "tag:x");
+    String opId = call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/rekey", null).bodyAsJsonObject().getString("id");
+    Thread.sleep(2000);
+    assertEquals("pending", operation(opId).getString("status"), "nobody received it");
+    JsonObject expired = awaitOperation(opId, o -> o.getString("completed_at") != null);
+    assertEquals("expired", expired.getString("status"), expired.encode());
+    assertNull(expired.getString("delivered_at"));
+    // the node is reported as an enrollment nobody confirmed (nodes.pending_ttl = 2 s)
+    JsonObject events = call(a, HttpMethod.GET, "/v1/events?type=node.enroll_unconfirmed&node_id=" + n.id(), null).bodyAsJsonObject();
+    assertEquals(1, events.getJsonArray("items").size(), events.encode());
+    assertEquals("pending", node(n).getString("status"));
+    // the expired operation is no longer sent, and a new one may be asked for
+    assertTrue(beat(a, n, new JsonObject()).getJsonArray("commands").isEmpty());
+    assertEquals(202, call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/rekey", null).statusCode());
+  }
+
+  @Test
+  void resultsThatAreNotTheNodesOwnAreIgnoredAndBadOnesRejected() throws Exception {
+    Nodes.Enrolled victim = enroll("victim", "results", "tag:x");
+    Nodes.Enrolled other = enroll("other", "results", "tag:x");
+    String opId = call(a, HttpMethod.POST, "/v1/nodes/" + victim.id() + "/rekey", null).bodyAsJsonObject().getString("id");
+    beatUntilCommand(a, victim, new JsonObject(), opId);
+    // another node reports the victim's operation, and an operation that does not exist: ignored, nothing applied
+    beat(a, other, result(opId, "succeeded").put("public_key", Nodes.key()));
+    beat(b, other, result(io.meshplane.common.Ids.next("op"), "failed"));
+    Thread.sleep(1000);
+    JsonObject op = operation(opId);
+    assertEquals("delivered", op.getString("status"), op.encode());
+    // malformed results: 400 naming the field, nothing applied
+    for (JsonObject bad : new JsonObject[] {
+        new JsonObject().put("command_results", new JsonArray().add(new JsonObject().put("id", opId).put("status", "done"))),
+        new JsonObject().put("command_results", new JsonArray().add(new JsonObject().put("id", "nd_x").put("status", "failed"))),
+        new JsonObject().put("command_results", new JsonArray().add("op")),
+        new JsonObject().put("command_results", new JsonObject())}) {
+      HttpResponse<Buffer> r = http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes/" + victim.id() + "/heartbeat", victim.token(), bad);
+      assertEquals(400, r.statusCode(), bad.encode());
+      assertTrue(r.bodyAsJsonObject().getJsonArray("errors").getJsonObject(0).getString("field").startsWith("command_results"), r.bodyAsString());
+    }
+    assertEquals("delivered", operation(opId).getString("status"));
+    // the other node cannot read or touch it outside its rights either: an agent token has no nodes:read
+    assertEquals(403, http.get(a.coordinatorPort(), "/v1/operations/" + opId, other.token()).statusCode());
+  }
+
+  @Test
+  void servicesAreBoundValidatedAndSentInTheAnswer() throws Exception {
+    Nodes.Enrolled n = enroll("svc", "services", "tag:x");
+    HttpResponse<Buffer> r = call(a, HttpMethod.PUT, "/v1/nodes/" + n.id() + "/services",
+        new JsonObject().put("services", new JsonArray().add("ssh:22").add("web:8080").add("ssh:22")));
+    assertEquals(200, r.statusCode(), r.bodyAsString());
+    assertEquals(new JsonArray().add("ssh:22").add("web:8080"), r.bodyAsJsonObject().getJsonArray("services"));
+    long until = System.currentTimeMillis() + 10_000;
+    JsonObject answer = beat(b, n, new JsonObject());
+    while (answer.getJsonArray("services").isEmpty() && System.currentTimeMillis() < until) {
+      Thread.sleep(100);
+      answer = beat(b, n, new JsonObject());
+    }
+    assertEquals(new JsonArray().add("ssh:22").add("web:8080"), answer.getJsonArray("services"));
+    HttpResponse<Buffer> bad = call(a, HttpMethod.PUT, "/v1/nodes/" + n.id() + "/services",
+        new JsonObject().put("services", new JsonArray().add("ssh:22").add("ssh:0")));
+    assertEquals(400, bad.statusCode());
+    assertEquals("services[1]", bad.bodyAsJsonObject().getJsonArray("errors").getJsonObject(0).getString("field"));
+    assertEquals(new JsonArray().add("ssh:22").add("web:8080"), node(n).getJsonArray("services"), "nothing changed");
+    assertEquals(404, call(a, HttpMethod.PUT, "/v1/nodes/nd_0000000000000000000000000000/services",
+        new JsonObject().put("services", new JsonArray())).statusCode());
+    // unbinding everything: the node leaves the board, its answers end as a node without work
+    assertEquals(200, call(a, HttpMethod.PUT, "/v1/nodes/" + n.id() + "/services", new JsonObject().put("services", new JsonArray()))
+        .statusCode());
+    assertTrue(beat(a, n, new JsonObject()).getJsonArray("services").isEmpty());
+  }
+
+  @Test
+  void aCommandDeliveredByAReplicaThatDiesIsDeliveredAgainByAnother() throws Exception {
+    Meshplane c = cluster.start(2, SETTINGS);
+    Nodes.Enrolled n = enroll("survivor", "crash", "tag:x");
+    String opId = call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/rekey", null).bodyAsJsonObject().getString("id");
+    beatUntilCommand(c, n, new JsonObject(), opId);
+    awaitOperation(opId, o -> o.getString("status").equals("delivered"));
+    // the delivering replica dies at once, before the agent's result reaches it
+    c.hazelcast().getLifecycleService().terminate();
+    c.close();
+    // while the cluster notices the loss, a heartbeat may be answered 503 (not stored with its backup): agents retry
+    long settle = System.currentTimeMillis() + 30_000;
+    while (http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat", n.token(), new JsonObject())
+        .statusCode() == 503 && System.currentTimeMillis() < settle) {
+      Thread.sleep(200);
+    }
+    String newKey = Nodes.key();
+    JsonObject again = beatUntilCommand(a, n, new JsonObject(), opId);
+    assertTrue(hasCommand(again, opId), "sent again by a surviving replica");
+    beat(a, n, result(opId, "succeeded").put("public_key", newKey));
+    JsonObject done = awaitOperation(opId, o -> o.getString("completed_at") != null);
+    assertEquals("succeeded", done.getString("status"), done.encode());
+    assertNotEquals(n.node().getString("public_key"), node(n).getString("public_key"));
+  }
+}
