@@ -38,7 +38,8 @@ public final class HeartbeatRoutes {
       HeartbeatRequest hb = HeartbeatRequest.parse(JsonBodies.object(ctx));
       long now = System.currentTimeMillis();
       LiveNode live = new LiveNode(now, true, orEmpty(hb.endpoints()), hb.publicKey() == null ? "" : hb.publicKey(),
-          hb.relay() == null ? "" : hb.relay(), orEmpty(hb.routes()), hb.telemetry(), hb.knownPeers(), hb.knownAcl());
+          hb.relay() == null ? "" : hb.relay(), orEmpty(hb.routes()), hb.telemetry(), hb.knownPeers(), hb.knownAcl(),
+          orEmpty(hb.services()));
       return batcher.submit(id, live)
           .recover(t -> Future.failedFuture(Refusal.unavailable("the live state could not be stored; retry")))
           .map(v -> {

@@ -1,5 +1,6 @@
 package io.meshplane.heartbeat;
 
+import com.hazelcast.nio.serialization.FieldKind;
 import com.hazelcast.nio.serialization.compact.CompactReader;
 import com.hazelcast.nio.serialization.compact.CompactSerializer;
 import com.hazelcast.nio.serialization.compact.CompactWriter;
@@ -20,6 +21,8 @@ import java.util.Objects;
  *     write-behind's window read it)
  * @param knownPeers the peers version the heartbeat acknowledged in {@code known} (-1: none sent);
  *     with {@code knownAcl}, the node record's {@code policy_sync}. Not written to PostgreSQL.
+ * @param services the services the agent reported it serves (empty when it sent none): compared with
+ *     the bound ones for {@code policy_sync.services}. Not written to PostgreSQL.
  */
 public record LiveNode(
     long heartbeatAt,
@@ -30,11 +33,12 @@ public record LiveNode(
     String[] routes,
     String telemetry,
     long knownPeers,
-    long knownAcl) {
+    long knownAcl,
+    String[] services) {
 
-  /** An entry without acknowledged versions (seeded from PostgreSQL, or a test's). */
+  /** An entry without acknowledged versions or reported services (seeded from PostgreSQL, or a test's). */
   public LiveNode(long heartbeatAt, boolean dirty, String[] endpoints, String publicKey, String relay, String[] routes, String telemetry) {
-    this(heartbeatAt, dirty, endpoints, publicKey, relay, routes, telemetry, -1, -1);
+    this(heartbeatAt, dirty, endpoints, publicKey, relay, routes, telemetry, -1, -1, new String[0]);
   }
 
   /**
@@ -54,14 +58,15 @@ public record LiveNode(
   }
 
   public LiveNode clean() {
-    return new LiveNode(heartbeatAt, false, endpoints, publicKey, relay, routes, telemetry, knownPeers, knownAcl);
+    return new LiveNode(heartbeatAt, false, endpoints, publicKey, relay, routes, telemetry, knownPeers, knownAcl, services);
   }
 
   @Override
   public boolean equals(Object o) {
     return o instanceof LiveNode n && heartbeatAt == n.heartbeatAt && dirty == n.dirty && Arrays.equals(endpoints, n.endpoints)
         && Objects.equals(publicKey, n.publicKey) && relay.equals(n.relay) && Arrays.equals(routes, n.routes)
-        && telemetry.equals(n.telemetry) && knownPeers == n.knownPeers && knownAcl == n.knownAcl;
+        && telemetry.equals(n.telemetry) && knownPeers == n.knownPeers && knownAcl == n.knownAcl
+        && Arrays.equals(services, n.services);
   }
 
   @Override
@@ -83,7 +88,9 @@ public record LiveNode(
       long at = (in.readInt32(HEARTBEAT_SECOND_FIELD) + SECOND_ORIGIN) * 1000L + in.readInt16("heartbeatMilli");
       return new LiveNode(at, in.readBoolean(DIRTY_FIELD), split(in.readString("endpoints")), orEmpty(in.readString("publicKey")),
           orEmpty(in.readString("relay")), split(in.readString("routes")), in.readString("telemetry"), in.readInt64("knownPeers"),
-          in.readInt64("knownAcl"));
+          in.readInt64("knownAcl"),
+          // absent in entries written before services were kept (a rolling upgrade): none reported
+          in.getFieldKind("services") == FieldKind.STRING ? split(in.readString("services")) : NONE);
     }
 
     @Override
@@ -98,6 +105,7 @@ public record LiveNode(
       out.writeString("telemetry", n.telemetry());
       out.writeInt64("knownPeers", n.knownPeers());
       out.writeInt64("knownAcl", n.knownAcl());
+      out.writeString("services", join(n.services()));
     }
 
     private static String join(String[] items) {

@@ -54,6 +54,6 @@ final class LiveView implements LiveNodes {
 
   private static Live view(LiveNode n) {
     return n == null ? null : new Live(n.heartbeatAt(), n.endpoints(), n.relay(), n.publicKey(), n.routes(), n.telemetry(), n.knownPeers(),
-        n.knownAcl());
+        n.knownAcl(), n.services());
   }
 }

@@ -12,7 +12,7 @@ import java.util.Set;
 public interface LiveNodes {
   /** What a node's last accepted heartbeat said. */
   record Live(long heartbeatAt, String[] endpoints, String reportedRelay, String reportedKey, String[] routes, String telemetry,
-      long knownPeers, long knownAcl) {}
+      long knownPeers, long knownAcl, String[] services) {}
 
   /** The node's live fields, or null when the cluster has none (never heard of since it came up). */
   Future<Live> get(String nodeId);

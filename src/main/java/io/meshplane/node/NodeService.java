@@ -201,6 +201,20 @@ public final class NodeService implements NodeReader {
     return new JsonObject();
   }
 
+  /**
+   * {@code policy_sync}: the versions the node acknowledged against the current ones (the policy
+   * feature's), and whether its last heartbeat reported exactly the services bound to it ({@code services}:
+   * current or behind); {@code state} is current only when both are.
+   */
+  private JsonObject sync(NodeRecord r, LiveNodes.Live l) {
+    JsonObject sync = policy.sync(r.id(), l == null ? -1 : l.knownPeers(), l == null ? -1 : l.knownAcl());
+    Set<String> reported = l == null ? Set.of() : new java.util.HashSet<>(List.of(l.services()));
+    boolean servicesCurrent = reported.equals(new java.util.HashSet<>(List.of(r.services())));
+    sync.put("services", servicesCurrent ? "current" : "behind");
+    if (!servicesCurrent) sync.put("state", "behind");
+    return sync;
+  }
+
   /** The node record of SPEC §4: every field present, arrays never null, live fields from the cluster map. */
   public JsonObject toJson(NodeRecord r, LiveNodes.Live l, long now) {
     Long heartbeat = l != null ? Long.valueOf(l.heartbeatAt()) : r.heartbeatAt() == null ? null : r.heartbeatAt().toEpochMilli();
@@ -231,7 +245,7 @@ public final class NodeService implements NodeReader {
         .put("heartbeat", heartbeat == null ? null : Times.format(Instant.ofEpochMilli(heartbeat)))
         .put("status", live.status(heartbeat, now))
         .put("acl_matches", new JsonArray(policy.aclMatches(r.id())))
-        .put("policy_sync", policy.sync(r.id(), l == null ? -1 : l.knownPeers(), l == null ? -1 : l.knownAcl()))
+        .put("policy_sync", sync(r, l))
         .put("telemetry", telemetry(r.id(), telemetry))
         .put("created_at", Times.format(r.createdAt()))
         .put("updated_at", Times.format(r.updatedAt()));

@@ -178,7 +178,9 @@ class OperationsTest {
     Nodes.Enrolled n = enroll("liar", "liars", "tag:x");
     String oldKey = n.node().getString("public_key");
     String opId = call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/rekey", null).bodyAsJsonObject().getString("id");
-    beatUntilCommand(a, n, new JsonObject().put("public_key", oldKey), opId);
+    // delivered by b, reported to b (a replica whose board has not caught up yet ignores the result;
+    // the agent reports it again while the command keeps coming)
+    beatUntilCommand(b, n, new JsonObject().put("public_key", oldKey), opId);
     beat(b, n, result(opId, "succeeded").put("public_key", oldKey));
     JsonObject done = awaitOperation(opId, o -> o.getString("completed_at") != null);
     assertEquals("failed", done.getString("status"));
@@ -343,6 +345,12 @@ class OperationsTest {
       answer = beat(b, n, new JsonObject());
     }
     assertEquals(new JsonArray().add("ssh:22").add("web:8080"), answer.getJsonArray("services"));
+    // verified through the heartbeat: behind until the agent reports it serves exactly them
+    JsonObject sync = node(n).getJsonObject("policy_sync");
+    assertEquals("behind", sync.getString("services"));
+    assertEquals("behind", sync.getString("state"));
+    beat(a, n, new JsonObject().put("services", new JsonArray().add("web:8080").add("ssh:22")));
+    assertEquals("current", node(n).getJsonObject("policy_sync").getString("services"));
     HttpResponse<Buffer> bad = call(a, HttpMethod.PUT, "/v1/nodes/" + n.id() + "/services",
         new JsonObject().put("services", new JsonArray().add("ssh:22").add("ssh:0")));
     assertEquals(400, bad.statusCode());
