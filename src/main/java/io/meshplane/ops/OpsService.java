@@ -25,7 +25,9 @@ import io.vertx.sqlclient.SqlClient;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -43,6 +45,7 @@ final class OpsService {
   private static final Logger LOG = LoggerFactory.getLogger(OpsService.class);
   static final int MAX_INGRESS = 16;
   static final Set<String> STATUSES = Set.of("pending", "delivered", "succeeded", "failed", "expired");
+  static final List<String> KINDS = List.of("rekey", "move_relay", "drain_ingress");
 
   /** A validated ingress assignment. */
   record Ingress(String name, String hostname, int port) {}
@@ -54,8 +57,10 @@ final class OpsService {
   private final NodeReader nodes;
   private final Relays relays;
   private final Duration deadline;
-  private final MeterRegistry registry;
   private final Counter ignoredResults;
+  /** Counters by kind (requested) and by kind and status (completed), all registered at start. */
+  private final Map<String, Counter> requested = new HashMap<>();
+  private final Map<String, Counter> completed = new HashMap<>();
   /** Operations whose completion this replica is writing (one write in flight per operation). */
   private final Set<String> completing = ConcurrentHashMap.newKeySet();
   /** Operations this replica has marked delivered (one mark per replica, not one per answer). */
@@ -70,10 +75,17 @@ final class OpsService {
     this.nodes = nodes;
     this.relays = relays;
     this.deadline = deadline;
-    this.registry = registry;
     this.ignoredResults = Counter.builder("mesh.ops.results.ignored")
         .description("Command results that named no open operation of the reporting node (unknown, done, or another node's)")
         .register(registry);
+    for (String kind : KINDS) {
+      requested.put(kind, Counter.builder("mesh.ops.requested").description("Operations requested, by kind").tag("kind", kind)
+          .register(registry));
+      for (String status : List.of("succeeded", "failed", "expired")) {
+        completed.put(kind + "/" + status, Counter.builder("mesh.ops.completed").description("Operations completed, by kind and status")
+            .tag("kind", kind).tag("status", status).register(registry));
+      }
+    }
   }
 
   // ---- what operators ask for ----
@@ -187,8 +199,7 @@ final class OpsService {
                 .with(new JsonObject().put("node", nodeId).put("kind", op.kind()).put("result", result))))
             .compose(v -> OpsRepository.logWork(tx, nodeId))
             .map(seq -> {
-              Counter.builder("mesh.ops.completed").description("Operations completed, by kind and status")
-                  .tag("kind", op.kind()).tag("status", status).register(registry).increment();
+              completed.get(op.kind() + "/" + status).increment();
               LOG.info("operation {} ({}) of node {}: {}{}", opId, op.kind(), nodeId, status,
                   "succeeded".equals(status) ? "" : " (" + result.getString("detail", "") + ")");
               return seq;
@@ -271,7 +282,7 @@ final class OpsService {
           .compose(v -> audit.success(tx, caller, request, "node." + kind, "node", id, node.team(), node.environment(),
               new JsonObject().put("operation", opId).put("target", target)));
     }).map(seq -> {
-      Counter.builder("mesh.ops.requested").description("Operations requested, by kind").tag("kind", kind).register(registry).increment();
+      requested.get(kind).increment();
       OpsRepository.NodeRow node = seen[0];
       return toJson(new OpsRepository.Operation(opId, id, node.team(), node.environment(), kind, "pending", target, actor, now,
           now.plus(deadline), null, null, null));
