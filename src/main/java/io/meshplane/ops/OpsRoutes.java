@@ -21,7 +21,11 @@ import io.vertx.ext.web.RoutingContext;
 import java.util.LinkedHashSet;
 import java.util.Set;
 
-/** Services, ingress and operations under an API (SPEC §4). Parsing here, rules in {@link OpsService}. */
+/**
+ * Services, ingress and operations under an API (SPEC §4). Parsing here, rules in {@link OpsService}.
+ * Unknown body fields are ignored (SPEC §2); a body on re-key and drain, when sent, must still be a
+ * JSON object.
+ */
 final class OpsRoutes {
   private OpsRoutes() {}
 
@@ -45,7 +49,6 @@ final class OpsRoutes {
     });
     api.route(POST, "/nodes/{id}/rekey", Permission.NODES_OPERATE, "node.rekey", "node", (ctx, caller) -> {
       String id = NodeRoutes.nodeId(ctx);
-      noFields(JsonBodies.object(ctx));
       return accepted(api, ctx, ops.rekey(caller, Api.request(ctx), id));
     });
     api.route(PUT, "/nodes/{id}/relay", Permission.NODES_OPERATE, "node.move_relay", "node", (ctx, caller) -> {
@@ -54,7 +57,6 @@ final class OpsRoutes {
       Fields f = new Fields();
       String relay = f.string(body, "relay", "relay");
       if (relay != null && !NodeFormats.name(relay)) f.error("relay", "must be a relay name");
-      for (String k : body.fieldNames()) if (!k.equals("relay")) f.error(k, "is not a field of a relay move");
       f.check();
       return accepted(api, ctx, ops.moveRelay(caller, Api.request(ctx), id, relay));
     });
@@ -62,7 +64,6 @@ final class OpsRoutes {
       String id = NodeRoutes.nodeId(ctx);
       String name = ctx.pathParam("name");
       if (!NodeFormats.name(name)) throw Refusal.notFound("node " + id + " has no ingress named " + name);
-      noFields(JsonBodies.object(ctx));
       return accepted(api, ctx, ops.drain(caller, Api.request(ctx), id, name));
     });
     api.route(GET, "/nodes/{id}/operations", Permission.NODES_READ, "operation.list", "node", (ctx, caller) -> {
@@ -95,13 +96,6 @@ final class OpsRoutes {
     });
   }
 
-  /** Operations without parameters take no body, or an empty object: anything else is named, not ignored. */
-  private static void noFields(JsonObject body) {
-    Fields f = new Fields();
-    for (String k : body.fieldNames()) f.error(k, "is not a field of this operation (send no body)");
-    f.check();
-  }
-
   static String[] parseServices(JsonObject body) {
     Fields f = new Fields();
     Object v = body.getValue("services");
@@ -120,7 +114,6 @@ final class OpsRoutes {
         }
       }
     }
-    for (String k : body.fieldNames()) if (!k.equals("services")) f.error(k, "is not a field of a services change");
     f.check();
     return out.toArray(new String[0]);
   }
@@ -140,7 +133,6 @@ final class OpsRoutes {
     } else {
       port = i;
     }
-    for (String k : body.fieldNames()) if (!Set.of("name", "hostname", "port").contains(k)) f.error(k, "is not a field of an ingress");
     f.check();
     return new OpsService.Ingress(name, hostname, port);
   }

@@ -29,6 +29,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -186,26 +187,22 @@ final class OpsService {
   Future<Void> complete(Actor actor, RequestInfo request, String nodeId, String opId, String status, JsonObject result) {
     if (!completing.add(opId)) return Future.succeededFuture();
     Instant now = Times.now();
-    return pool.withTransaction(tx -> OpsRepository.lockNode(tx, Boundary.EVERYTHING, nodeId).compose(node -> {
-      if (node == null) {
-        // the node was deleted: its operation is closed all the same
-        return OpsRepository.close(tx, opId, nodeId, status, result, now).map(op -> -1L);
-      }
-      return OpsRepository.close(tx, opId, nodeId, status, result, now).compose(op -> {
+    return pool.withTransaction(tx -> OpsRepository.lockNode(tx, Boundary.EVERYTHING, nodeId).compose(node ->
+      OpsRepository.close(tx, opId, nodeId, status, result, now).compose(op -> {
         if (op == null) return Future.succeededFuture(-1L);
-        return effects(tx, node, op, status, now)
-            .compose(v -> audit.record(tx, AuditEvent.of(actor, request, "operation." + status, "operation", opId, 
-                "succeeded".equals(status) ? AuditEvent.SUCCESS : AuditEvent.FAILED, node.team(), node.environment())
+        // a deleted node's operation is closed all the same (it expires), without effects or work to log
+        return (node == null ? Future.<Void>succeededFuture() : effects(tx, node, op, status, now))
+            .compose(v -> audit.record(tx, AuditEvent.of(actor, request, "operation." + status, "operation", opId,
+                "succeeded".equals(status) ? AuditEvent.SUCCESS : AuditEvent.FAILED, op.team(), op.environment())
                 .with(new JsonObject().put("node", nodeId).put("kind", op.kind()).put("result", result))))
-            .compose(v -> OpsRepository.logWork(tx, nodeId))
+            .compose(v -> node == null ? Future.succeededFuture(-1L) : OpsRepository.logWork(tx, nodeId))
             .map(seq -> {
               completed.get(op.kind() + "/" + status).increment();
               LOG.info("operation {} ({}) of node {}: {}{}", opId, op.kind(), nodeId, status,
                   "succeeded".equals(status) ? "" : " (" + result.getString("detail", "") + ")");
               return seq;
             });
-      });
-    })).<Void>map(seq -> {
+      }))).<Void>map(seq -> {
       if (seq >= 0) feed.announce();
       return null;
     }).onComplete(ar -> {
@@ -225,7 +222,8 @@ final class OpsService {
     return repo.overdue(Times.now(), 200).compose(overdue -> {
       Future<Void> chain = Future.succeededFuture();
       for (String[] o : overdue) {
-        chain = chain.compose(v -> complete(Actor.system("operation expiry"), new RequestInfo(Ids.next("req"), null), o[1], o[0], "expired",
+        chain = chain.compose(v -> complete(Actor.system("operation expiry"), new RequestInfo(UUID.randomUUID().toString().replace("-", ""), null), o[1], o[0],
+            "expired",
             new JsonObject().put("detail", "not completed within its deadline (operations.deadline)")).recover(t -> Future.succeededFuture()));
       }
       return chain.map(overdue.size());
