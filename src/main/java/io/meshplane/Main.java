@@ -19,7 +19,8 @@ import picocli.CommandLine;
 /** The command line: {@code run}, {@code migrate}, and the bootstrap commands. */
 @Command(name = "meshplane", mixinStandardHelpOptions = true, version = "meshplane 0.1.0",
     description = "Control plane of a private overlay network.",
-    subcommands = {Main.Run.class, Main.Migrate.class, Main.Token.class})
+    subcommands = {Main.Run.class, Main.Migrate.class, Main.Token.class, io.meshplane.agent.AgentCommand.class,
+        io.meshplane.agent.SimulateCommand.class})
 public final class Main {
   static final Logger LOG = LoggerFactory.getLogger(Main.class);
   /** Exit code for a configuration the process refuses to start with. */

@@ -1,0 +1,122 @@
+package io.meshplane.agent;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code meshplane agent}: the reference node agent (SPEC §11). Runs until SIGTERM (exit 0); exit 2 for
+ * bad flags, 3 when it cannot start or its enrollment is refused.
+ */
+@Command(name = "agent", mixinStandardHelpOptions = true, sortOptions = false,
+    description = "Run the reference node agent: enroll once (credential and X25519 key pair kept in the state dir), then heartbeat "
+        + "at the answered interval, failing over between coordinators and backing off on errors. SIGTERM stops it (exit 0).")
+public final class AgentCommand implements Callable<Integer> {
+  @Spec CommandSpec spec;
+
+  @Option(names = "--coordinator", required = true, split = ",", paramLabel = "URL",
+      description = "coordinator API base URL(s), comma-separated (http(s)://host:port); tried in turn on failure")
+  List<String> coordinators;
+
+  @Option(names = "--enroll-token", paramLabel = "TOKEN",
+      description = "enrollment token (nodes:enroll); needed only until the node is enrolled")
+  String enrollToken;
+
+  @Option(names = "--name", required = true, paramLabel = "NAME", description = "node name: a DNS label (a-z, 0-9, '-', at most 63)")
+  String name;
+
+  @Option(names = "--tags", split = ",", paramLabel = "TAG", description = "tags to enroll with, comma-separated (tag:web,tag:prod)")
+  List<String> tags = new ArrayList<>();
+
+  @Option(names = "--state-dir", paramLabel = "DIR", defaultValue = "agent-state",
+      description = "where the credential, the key pair and the command ledger are kept (0700; files 0600); default: ${DEFAULT-VALUE}")
+  Path stateDir;
+
+  @Option(names = "--listen", paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:9100",
+      description = "the agent's own listener (/healthz /readyz /metrics /info); port 0: any free port; default: ${DEFAULT-VALUE}")
+  String listen;
+
+  @Override
+  public Integer call() {
+    List<Coordinators.Target> targets = targets(spec, coordinators);
+    checkName(spec, "--name", name);
+    checkTags(spec, tags);
+    if (enrollToken != null && enrollToken.isBlank()) throw new CommandLine.ParameterException(spec.commandLine(), "--enroll-token is empty");
+    if (enrollToken == null && !Files.exists(stateDir.resolve(StateDir.CREDENTIAL))) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--enroll-token is needed: the node is not enrolled yet (no credential in " + stateDir.toAbsolutePath() + ")");
+    }
+    String[] hostPort = listen(spec, listen);
+    NodeAgent.Settings settings = new NodeAgent.Settings(targets, enrollToken, name, tags, stateDir, hostPort[0], Integer.parseInt(hostPort[1]),
+        Backoff.standard());
+    NodeAgent agent;
+    try {
+      agent = NodeAgent.start(settings);
+    } catch (IllegalStateException e) {
+      System.err.println("agent: " + e.getMessage());
+      return 3;
+    }
+    // SIGTERM (and Ctrl-C): stop the heartbeats and the listener, close Vert.x, exit 0
+    Thread hook = new Thread(() -> {
+      agent.close();
+      Runtime.getRuntime().halt(0);
+    }, "meshplane-agent-shutdown");
+    Runtime.getRuntime().addShutdownHook(hook);
+    int code = agent.fatal().toCompletionStage().toCompletableFuture().join();
+    try {
+      Runtime.getRuntime().removeShutdownHook(hook);
+    } catch (IllegalStateException shuttingDown) {
+      return 0; // the hook is already stopping the agent
+    }
+    agent.close();
+    return code;
+  }
+
+  static List<Coordinators.Target> targets(CommandSpec spec, List<String> urls) {
+    try {
+      return Coordinators.parse(urls);
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+    }
+  }
+
+  static void checkName(CommandSpec spec, String option, String value) {
+    if (value == null || !AgentSession.LABEL.matcher(value).matches()) {
+      throw new CommandLine.ParameterException(spec.commandLine(), option + ": '" + value + "' must be a DNS label (a-z, 0-9, '-', at most 63)");
+    }
+  }
+
+  static void checkTags(CommandSpec spec, List<String> tags) {
+    if (tags.size() > 32) throw new CommandLine.ParameterException(spec.commandLine(), "--tags: at most 32 tags");
+    for (String t : tags) {
+      if (!AgentSession.TAG.matcher(t).matches()) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--tags: '" + t + "' must be tag:<slug> (tag:web)");
+      }
+    }
+  }
+
+  /** {@code host:port} or {@code [v6]:port} → {host, port}. */
+  static String[] listen(CommandSpec spec, String value) {
+    int colon = value == null ? -1 : value.lastIndexOf(':');
+    if (colon <= 0) throw new CommandLine.ParameterException(spec.commandLine(), "--listen: '" + value + "' must be HOST:PORT");
+    String host = value.substring(0, colon);
+    if (host.startsWith("[") && host.endsWith("]")) host = host.substring(1, host.length() - 1);
+    int port;
+    try {
+      port = Integer.parseInt(value.substring(colon + 1));
+    } catch (NumberFormatException e) {
+      port = -1;
+    }
+    if (port < 0 || port > 65535 || host.isEmpty()) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--listen: '" + value + "' must be HOST:PORT with a port 0-65535");
+    }
+    return new String[] {host, Integer.toString(port)};
+  }
+}

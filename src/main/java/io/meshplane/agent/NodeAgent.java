@@ -1,0 +1,105 @@
+package io.meshplane.agent;
+
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.ThreadingModel;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A running reference agent ({@code meshplane agent}): its own small Vert.x (one event loop) and the
+ * {@link AgentVerticle}. Started by the command and, in-process, by tests.
+ */
+public final class NodeAgent implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(NodeAgent.class);
+
+  /**
+   * What the agent is told on its command line.
+   *
+   * @param enrollToken null when the state dir already holds a credential
+   * @param listenPort 0: any free port (logged)
+   */
+  public record Settings(List<Coordinators.Target> coordinators, String enrollToken, String name, List<String> tags, Path stateDir,
+      String listenHost, int listenPort, Backoff backoff) {
+    public Settings {
+      coordinators = List.copyOf(coordinators);
+      tags = List.copyOf(tags);
+    }
+  }
+
+  private final Vertx vertx;
+  private final AgentVerticle verticle;
+  private final Promise<Integer> fatal;
+  private final int port;
+  private volatile boolean closed;
+
+  private NodeAgent(Vertx vertx, AgentVerticle verticle, Promise<Integer> fatal, int port) {
+    this.vertx = vertx;
+    this.verticle = verticle;
+    this.fatal = fatal;
+    this.port = port;
+  }
+
+  /**
+   * Starts the agent and waits until its listener is bound (the enrollment and the heartbeats go on in
+   * the background).
+   *
+   * @throws IllegalStateException with an operator-facing message when it cannot start (state dir, port)
+   */
+  public static NodeAgent start(Settings settings) {
+    Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(1).setWorkerPoolSize(2).setInternalBlockingPoolSize(2));
+    Promise<Integer> fatal = Promise.promise();
+    AgentVerticle verticle = new AgentVerticle(settings, fatal);
+    try {
+      vertx.deployVerticle(verticle, new DeploymentOptions().setThreadingModel(ThreadingModel.EVENT_LOOP)).await(30, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      close(vertx);
+      Throwable cause = e.getCause() != null && !(e instanceof TimeoutException) ? e.getCause() : e;
+      String msg = cause.getMessage() == null ? cause.toString() : cause.getMessage();
+      if (msg.contains("Address already in use") || cause instanceof java.net.BindException) {
+        msg = "cannot listen on " + settings.listenHost() + ":" + settings.listenPort() + ": " + msg;
+      }
+      throw new IllegalStateException(msg, e);
+    }
+    return new NodeAgent(vertx, verticle, fatal, verticle.listenerPort());
+  }
+
+  /** The listener's actual port. */
+  public int listenPort() {
+    return port;
+  }
+
+  /** Completes with an exit code when the agent cannot go on (its enrollment was refused, say). */
+  public Future<Integer> fatal() {
+    return fatal.future();
+  }
+
+  AgentVerticle verticle() {
+    return verticle;
+  }
+
+  /** Stops the heartbeats and the listener and closes Vert.x; waits at most 5 s. Idempotent. */
+  @Override
+  public void close() {
+    if (closed) return;
+    closed = true;
+    LOG.info("agent stopping");
+    close(vertx);
+    LOG.info("agent stopped");
+  }
+
+  private static void close(Vertx vertx) {
+    try {
+      vertx.close().await(5, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      LOG.warn("Vert.x did not close within 5 s: {}", e.toString());
+    }
+  }
+}

@@ -1,0 +1,78 @@
+package io.meshplane.agent;
+
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The peers a node holds and their version, kept from full answers ({@code items}) and deltas
+ * ({@code changed} entries replace by id, {@code removed} ids go). The reference agent keeps each
+ * entry (it would configure its tunnels from them); a simulated node keeps only the ids, enough to
+ * apply deltas and count.
+ */
+final class PeerBook {
+  private final boolean keepEntries;
+  /** id → entry, or id → {@link Boolean#TRUE} when entries are not kept. */
+  private final Map<String, Object> byId = new HashMap<>();
+  private long version = -1;
+
+  PeerBook(boolean keepEntries) {
+    this.keepEntries = keepEntries;
+  }
+
+  long version() {
+    return version;
+  }
+
+  int size() {
+    return byId.size();
+  }
+
+  /** A full answer: the set is replaced. Returns the number of entries read. */
+  int replace(JsonArray items, long newVersion) {
+    byId.clear();
+    int n = put(items);
+    version = newVersion;
+    return n;
+  }
+
+  /** A delta: changed entries replace by id, removed ids go. Returns the number of entries read. */
+  int apply(JsonArray changed, JsonArray removed, long newVersion) {
+    int n = put(changed);
+    if (removed != null) {
+      for (Object id : removed) {
+        if (id instanceof String s) byId.remove(s);
+      }
+    }
+    version = newVersion;
+    return n;
+  }
+
+  private int put(JsonArray entries) {
+    if (entries == null) return 0;
+    int n = 0;
+    for (Object o : entries) {
+      if (o instanceof JsonObject e && e.getValue("id") instanceof String id) {
+        byId.put(id, keepEntries ? e : Boolean.TRUE);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** The kept entries (empty when entries are not kept). */
+  List<JsonObject> entries() {
+    List<JsonObject> out = new ArrayList<>();
+    if (keepEntries) {
+      for (Object o : byId.values()) out.add((JsonObject) o);
+    }
+    return out;
+  }
+
+  boolean contains(String id) {
+    return byId.containsKey(id);
+  }
+}

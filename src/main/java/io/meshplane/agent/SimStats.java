@@ -1,0 +1,146 @@
+package io.meshplane.agent;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * What the fleet simulator counts, from every event loop at once (adders, an atomic histogram), and the
+ * summary lines it prints from them: per period (rates, latency quantiles, errors by kind) and at the end.
+ */
+final class SimStats {
+  /** Latency buckets: bucket b (>= 1) holds [GROWTH^(b-1), GROWTH^b) microseconds; 480 reach past 60 s. */
+  private static final double GROWTH = 1.04;
+  private static final int BUCKETS = 480;
+  private static final double LOG_GROWTH = Math.log(GROWTH);
+
+  final LongAdder enrollAttempts = new LongAdder();
+  final LongAdder enrolled = new LongAdder();
+  final LongAdder enrollFailed = new LongAdder();
+  final LongAdder sent = new LongAdder();
+  final LongAdder accepted = new LongAdder();
+  final LongAdder peersReceived = new LongAdder();
+  final LongAdder bytesIn = new LongAdder();
+  final LongAdder bytesOut = new LongAdder();
+  final LongAdder commands = new LongAdder();
+  private final Map<String, LongAdder> errors = new ConcurrentHashMap<>();
+  private final Map<String, LongAdder> commandsByKind = new ConcurrentHashMap<>();
+  private final AtomicLongArray latency = new AtomicLongArray(BUCKETS);
+
+  /** A copy of every counter at one moment, to compute a period's figures as differences. */
+  record Snapshot(long nanos, long cpuNanos, long enrolled, long enrollFailed, long sent, long accepted, long peers, long bytesIn, long bytesOut,
+      long commands, Map<String, Long> errors, long[] latency) {}
+
+  void heartbeat(Reply r, long nanos, int bytesOutOfRequest) {
+    sent.increment();
+    bytesOut.add(bytesOutOfRequest);
+    bytesIn.add(r.bytesIn());
+    if (r.error() == null) accepted.increment();
+    else error(r.error());
+    long us = Math.max(1, nanos / 1000);
+    int b = (int) Math.min(BUCKETS - 1, 1 + (long) (Math.log(us) / LOG_GROWTH));
+    latency.incrementAndGet(b);
+  }
+
+  void error(String kind) {
+    errors.computeIfAbsent(kind, k -> new LongAdder()).increment();
+  }
+
+  void command(CommandLedger.Result r) {
+    commands.increment();
+    commandsByKind.computeIfAbsent(r.kind() + ":" + r.status(), k -> new LongAdder()).increment();
+  }
+
+  Snapshot snapshot() {
+    Map<String, Long> e = new TreeMap<>();
+    errors.forEach((k, v) -> e.put(k, v.sum()));
+    long[] l = new long[BUCKETS];
+    for (int i = 0; i < BUCKETS; i++) l[i] = latency.get(i);
+    return new Snapshot(System.nanoTime(), cpuNanos(), enrolled.sum(), enrollFailed.sum(), sent.sum(), accepted.sum(), peersReceived.sum(), bytesIn.sum(),
+        bytesOut.sum(), commands.sum(), e, l);
+  }
+
+  /** The line printed every period: what happened between {@code a} and {@code b}. */
+  static String period(Snapshot a, Snapshot b, long elapsedSeconds, int nodes) {
+    double secs = Math.max(1e-3, (b.nanos() - a.nanos()) / 1e9);
+    long[] lat = diff(a.latency(), b.latency());
+    return String.format(Locale.ROOT,
+        "[sim %5ds] enrolled %d/%d | %.1f hb/s (%d sent, %d accepted) | p50 %s p99 %s | errors: %s | peers received %d | in %s out %s"
+            + " | cpu %.0f%% of one core, heap %s",
+        elapsedSeconds, b.enrolled(), nodes, (b.accepted() - a.accepted()) / secs, b.sent() - a.sent(), b.accepted() - a.accepted(),
+        ms(quantile(lat, 0.50)), ms(quantile(lat, 0.99)), errors(a.errors(), b.errors()), b.peers() - a.peers(),
+        bytes(b.bytesIn() - a.bytesIn()), bytes(b.bytesOut() - a.bytesOut()), (b.cpuNanos() - a.cpuNanos()) / 1e9 / secs * 100,
+        bytes(ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed()));
+  }
+
+  /** The final line: totals since the start. */
+  String total(Snapshot start, Snapshot end, int nodes) {
+    long cpuNanos = end.cpuNanos() - start.cpuNanos();
+    double secs = Math.max(1e-3, (end.nanos() - start.nanos()) / 1e9);
+    long[] lat = diff(start.latency(), end.latency());
+    Map<String, Long> byKind = new TreeMap<>();
+    commandsByKind.forEach((k, v) -> byKind.put(k, v.sum()));
+    MemoryMXBean mem = ManagementFactory.getMemoryMXBean();
+    long heap = mem.getHeapMemoryUsage().getUsed();
+    return String.format(Locale.ROOT,
+        "[sim] done after %.1f s: %d/%d nodes enrolled (%d failed, %d attempts), %d heartbeats sent, %d accepted (%.1f/s), "
+            + "latency p50 %s p99 %s max %s, errors: %s, peers received %d, bytes in %s out %s, commands executed %d%s, "
+            + "process cpu %.1f s (%.0f%% of one core), heap used %s",
+        secs, end.enrolled(), nodes, end.enrollFailed(), enrollAttempts.sum(), end.sent(), end.accepted(), end.accepted() / secs,
+        ms(quantile(lat, 0.50)), ms(quantile(lat, 0.99)), ms(quantile(lat, 1.0)), errors(Map.of(), end.errors()), end.peers(),
+        bytes(end.bytesIn()), bytes(end.bytesOut()), end.commands(), byKind.isEmpty() ? "" : " " + byKind,
+        cpuNanos / 1e9, cpuNanos / 1e9 / secs * 100, bytes(heap));
+  }
+
+  /** CPU time of the whole process so far (0 where the JVM cannot tell). */
+  static long cpuNanos() {
+    if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) return Math.max(0, os.getProcessCpuTime());
+    return 0;
+  }
+
+  private static long[] diff(long[] a, long[] b) {
+    long[] d = new long[b.length];
+    for (int i = 0; i < b.length; i++) d[i] = b[i] - a[i];
+    return d;
+  }
+
+  /** The upper bound of the bucket holding quantile {@code q}, in microseconds; -1 when empty. */
+  static double quantile(long[] buckets, double q) {
+    long total = 0;
+    for (long c : buckets) total += c;
+    if (total == 0) return -1;
+    long rank = Math.max(1, (long) Math.ceil(q * total));
+    long seen = 0;
+    for (int i = 0; i < buckets.length; i++) {
+      seen += buckets[i];
+      if (seen >= rank) return Math.pow(GROWTH, i);
+    }
+    return Math.pow(GROWTH, buckets.length);
+  }
+
+  private static String ms(double micros) {
+    if (micros < 0) return "-";
+    return String.format(Locale.ROOT, micros < 10_000 ? "%.2f ms" : "%.0f ms", micros / 1000);
+  }
+
+  private static String errors(Map<String, Long> a, Map<String, Long> b) {
+    StringBuilder sb = new StringBuilder();
+    b.forEach((k, v) -> {
+      long d = v - a.getOrDefault(k, 0L);
+      if (d > 0) sb.append(sb.length() == 0 ? "" : " ").append(k).append('=').append(d);
+    });
+    return sb.length() == 0 ? "none" : sb.toString();
+  }
+
+  static String bytes(long n) {
+    if (n < 1024) return n + " B";
+    if (n < 1024 * 1024) return String.format(Locale.ROOT, "%.1f KiB", n / 1024.0);
+    if (n < 1024L * 1024 * 1024) return String.format(Locale.ROOT, "%.1f MiB", n / 1024.0 / 1024);
+    return String.format(Locale.ROOT, "%.2f GiB", n / 1024.0 / 1024 / 1024);
+  }
+}

@@ -1,0 +1,131 @@
+package io.meshplane.agent;
+
+import io.meshplane.common.Durations;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.regex.Pattern;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code meshplane simulate}: a fleet of simulated nodes in one process, for load and soak tests of a
+ * coordinator. Bounded in count (at most 1,000,000 nodes) and time (at most 24 h), and loopback-only
+ * unless {@code --allow-remote}: exit 2 for any of these refusals and for bad flags.
+ */
+@Command(name = "simulate", mixinStandardHelpOptions = true, sortOptions = false,
+    description = "Simulate a fleet of node agents in one process (same protocol code as the agent) against coordinators on this "
+        + "machine. Prints a summary line every 10 s on stdout and a final one; exits when --duration has passed.")
+public final class SimulateCommand implements Callable<Integer> {
+  private static final Pattern PREFIX = Pattern.compile("^[a-z0-9][a-z0-9-]{0,47}$");
+
+  @Spec CommandSpec spec;
+
+  @Option(names = "--coordinator", required = true, split = ",", paramLabel = "URL",
+      description = "coordinator API base URL(s), comma-separated; each node fails over between them")
+  List<String> coordinators;
+
+  @Option(names = "--enroll-token", required = true, paramLabel = "TOKEN", description = "enrollment token (nodes:enroll) every node enrolls with")
+  String enrollToken;
+
+  @Option(names = "--nodes", required = true, paramLabel = "N", description = "simulated nodes, 1 to 1000000")
+  int nodes;
+
+  @Option(names = "--interval", required = true, paramLabel = "DURATION",
+      description = "heartbeat interval of every node (30s), used whatever interval the coordinator answers; 1s to 1h")
+  String interval;
+
+  @Option(names = "--duration", required = true, paramLabel = "DURATION", description = "how long the run lasts, enrollment included (10m); at most 24h")
+  String duration;
+
+  @Option(names = "--name-prefix", paramLabel = "PREFIX", defaultValue = "sim",
+      description = "node names are <prefix>-<run id>-<n>; default: ${DEFAULT-VALUE}")
+  String namePrefix;
+
+  @Option(names = "--tags", split = ",", paramLabel = "TAG", description = "tags every node enrolls with, comma-separated")
+  List<String> tags = new ArrayList<>();
+
+  @Option(names = "--spread-tags", paramLabel = "N", defaultValue = "0",
+      description = "spread the fleet over N tags: a --tags entry ending in a number k becomes, for node n, the same tag ending in (k + n) mod N "
+          + "(--tags tag:t0 --spread-tags 100: tag:t0 to tag:t99); 0 (the default): every node gets --tags as given")
+  int spreadTags;
+
+  @Option(names = "--concurrency", paramLabel = "N", defaultValue = "64",
+      description = "HTTP connections per coordinator, and enrollments in flight at most; 1 to 4096; default: ${DEFAULT-VALUE}")
+  int concurrency;
+
+  @Option(names = "--allow-remote", description = "allow coordinators that are not on this machine (by default every address must be loopback)")
+  boolean allowRemote;
+
+  @Override
+  public Integer call() {
+    List<Coordinators.Target> targets = AgentCommand.targets(spec, coordinators);
+    AgentCommand.checkTags(spec, tags);
+    if (!PREFIX.matcher(namePrefix).matches()) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--name-prefix: '" + namePrefix + "' must be 1-48 of a-z, 0-9, '-' (starting with a letter or digit)");
+    }
+    if (nodes < 1 || nodes > Simulator.MAX_NODES) {
+      return refuse("--nodes " + nodes + " is outside 1.." + Simulator.MAX_NODES);
+    }
+    Duration every = duration(interval, "--interval");
+    Duration length = duration(duration, "--duration");
+    if (every.compareTo(Duration.ofSeconds(1)) < 0 || every.compareTo(Duration.ofHours(1)) > 0) {
+      return refuse("--interval " + interval + " is outside 1s..1h");
+    }
+    if (length.isZero() || length.compareTo(Simulator.MAX_DURATION) > 0) {
+      return refuse("--duration " + duration + " is outside 1ms..24h: a simulation is bounded in time");
+    }
+    if (concurrency < 1 || concurrency > 4096) return refuse("--concurrency " + concurrency + " is outside 1..4096");
+    if (spreadTags < 0 || spreadTags > 100_000) return refuse("--spread-tags " + spreadTags + " is outside 0..100000");
+    if (spreadTags > 0 && tags.stream().noneMatch(t -> Simulator.NUMBERED.matcher(t).matches())) {
+      return refuse("--spread-tags needs a --tags entry ending in a number (tag:t0)");
+    }
+    if (enrollToken.isBlank()) return refuse("--enroll-token is empty");
+    if (!allowRemote) {
+      for (Coordinators.Target t : targets) {
+        String why = notLoopback(t.host());
+        if (why != null) {
+          return refuse("refusing to simulate against " + t.url() + ": " + why
+              + "; a simulation loads its target like a fleet: run it against coordinators on this machine, or pass --allow-remote for a test environment you own");
+        }
+      }
+    }
+    return new Simulator(new Simulator.Settings(targets, enrollToken, nodes, every, length, namePrefix, tags, spreadTags, concurrency), System.out).run();
+  }
+
+  private Duration duration(String text, String option) {
+    try {
+      return Durations.parse(text);
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(spec.commandLine(), option + ": " + e.getMessage());
+    }
+  }
+
+  private static int refuse(String message) {
+    System.err.println("simulate: " + message);
+    return 2;
+  }
+
+  /** Null when every address of {@code host} is a loopback address; else why not. */
+  static String notLoopback(String host) {
+    InetAddress[] all;
+    try {
+      all = InetAddress.getAllByName(host);
+    } catch (UnknownHostException e) {
+      return "host " + host + " does not resolve";
+    }
+    for (InetAddress a : all) {
+      if (!a.isLoopbackAddress()) {
+        return "host " + host + " resolves to " + Arrays.stream(all).map(InetAddress::getHostAddress).toList() + ", not only loopback addresses";
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,284 @@
+package io.meshplane.agent;
+
+import io.meshplane.common.Durations;
+import io.vertx.core.DeploymentOptions;
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.buffer.Buffer;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The fleet simulator ({@code meshplane simulate}): many nodes in one process over the same protocol
+ * code as the reference agent ({@link AgentSession}, {@link Coordinators}, {@link Backoff}), without a
+ * state dir or a listener. No thread per node: the nodes are split over a few shards, one per event
+ * loop, each driving its nodes with plain timers; one shared HTTP client with a bounded pool. A node
+ * costs its session (about 1 KiB, most of it the credential) and nothing else between heartbeats.
+ *
+ * <p>Every simulated node enrolls with its own name ({@code <prefix>-<run>-<n>}) and gets its own
+ * credential, at most {@code --concurrency} enrollments in flight; its first heartbeat falls uniformly
+ * within one interval after its enrollment, then it beats at {@code --interval} (± 10 %) whatever
+ * interval the coordinator answers, executing commands like the agent. The run ends when {@code
+ * --duration} has passed since the start (enrollment included), or at once when the coordinator refuses
+ * the enrollment token.
+ */
+public final class Simulator {
+  static final int MAX_NODES = 1_000_000;
+  static final Duration MAX_DURATION = Duration.ofHours(24);
+  static final long PERIOD_MS = 10_000;
+
+  /** What the simulator is told on its command line. */
+  public record Settings(List<Coordinators.Target> coordinators, String enrollToken, int nodes, Duration interval, Duration duration,
+      String namePrefix, List<String> tags, int spreadTags, int concurrency) {
+    public Settings {
+      coordinators = List.copyOf(coordinators);
+      tags = List.copyOf(tags);
+      if (nodes < 1 || nodes > MAX_NODES) throw new IllegalArgumentException("--nodes must be 1 to " + MAX_NODES);
+      if (duration.isNegative() || duration.isZero() || duration.compareTo(MAX_DURATION) > 0) {
+        throw new IllegalArgumentException("--duration must be more than 0 and at most 24h");
+      }
+    }
+  }
+
+  private final Settings settings;
+  private final PrintStream out;
+  private final SimStats stats = new SimStats();
+  private final String run = runId();
+  private final CountDownLatch aborted = new CountDownLatch(1);
+  private volatile String abortReason;
+  private volatile boolean stopping;
+  private volatile boolean signalled;
+
+  public Simulator(Settings settings, PrintStream out) {
+    this.settings = settings;
+    this.out = out;
+  }
+
+  private static String runId() {
+    String alphabet = "0123456789abcdefghijklmnopqrstuvwxyz";
+    StringBuilder sb = new StringBuilder(6);
+    for (int i = 0; i < 6; i++) sb.append(alphabet.charAt(ThreadLocalRandom.current().nextInt(alphabet.length())));
+    return sb.toString();
+  }
+
+  /**
+   * The tags of node {@code n}: {@code --tags}, where with {@code --spread-tags N} a tag ending in a
+   * number k becomes the same tag ending in {@code (k + n) mod N} ({@code tag:t0} spreads the fleet over
+   * {@code tag:t0} to {@code tag:t<N-1>}).
+   */
+  List<String> nodeTags(int n) {
+    if (settings.spreadTags() <= 0) return settings.tags();
+    List<String> out = new ArrayList<>(settings.tags().size());
+    for (String t : settings.tags()) {
+      Matcher m = NUMBERED.matcher(t);
+      out.add(m.matches() ? m.group(1) + (Long.parseLong(m.group(2)) + n) % settings.spreadTags() : t);
+    }
+    return out;
+  }
+
+  static final Pattern NUMBERED = Pattern.compile("^(tag:.*?)(\\d{1,9})$");
+
+  /** The name of node {@code n}. */
+  String nodeName(int n) {
+    return settings.namePrefix() + "-" + run + "-" + n;
+  }
+
+  /**
+   * Runs the simulation to its end (blocking).
+   *
+   * @return the exit code: 0 done, 1 no node could enroll, 3 the enrollment token was refused
+   */
+  public int run() {
+    int loops = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), 4));
+    Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(loops).setWorkerPoolSize(1).setInternalBlockingPoolSize(1));
+    int connections = settings.concurrency();
+    // a heartbeat waiting a few seconds for a connection is still a heartbeat: the queue holds up to a tenth of the fleet
+    int waiting = Math.max(Math.max(256, connections * 16), settings.nodes() / 10);
+    Coordinators coordinators = new Coordinators(vertx, settings.coordinators(), connections, waiting);
+    long intervalMs = settings.interval().toMillis();
+    out.printf(Locale.ROOT, "[sim] %d nodes named %s-%s-<n> against %s: interval %s, duration %s, at most %d requests in flight per coordinator%n",
+        settings.nodes(), settings.namePrefix(), run, String.join(",", settings.coordinators().stream().map(Coordinators.Target::url).toList()),
+        Durations.format(settings.interval()), Durations.format(settings.duration()), connections);
+    out.flush();
+    // SIGTERM or Ctrl-C: end the run early, still with its final summary
+    CountDownLatch finished = new CountDownLatch(1);
+    Thread hook = new Thread(() -> {
+      signalled = true;
+      aborted.countDown();
+      try {
+        finished.await(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }, "meshplane-simulate-shutdown");
+    Runtime.getRuntime().addShutdownHook(hook);
+    SimStats.Snapshot start = stats.snapshot();
+    long deadline = System.nanoTime() + settings.duration().toNanos();
+    int enrollSlots = Math.max(1, settings.concurrency() / loops);
+    try {
+      for (int k = 0; k < loops; k++) {
+        vertx.deployVerticle(new Shard(k, loops, coordinators, intervalMs, enrollSlots), new DeploymentOptions()).await(10, TimeUnit.SECONDS);
+      }
+      SimStats.Snapshot[] previous = {start};
+      vertx.setPeriodic(PERIOD_MS, id -> {
+        synchronized (out) {
+          if (stopping) return; // the final summary is the last line
+          SimStats.Snapshot now = stats.snapshot();
+          out.println(SimStats.period(previous[0], now, (now.nanos() - start.nanos()) / 1_000_000_000L, settings.nodes()));
+          out.flush();
+          previous[0] = now;
+        }
+      });
+      long remaining = deadline - System.nanoTime();
+      if (remaining > 0) aborted.await(remaining, TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      abortReason = "the simulator could not start: " + e.getMessage();
+    } finally {
+      synchronized (out) {
+        stopping = true;
+      }
+    }
+    SimStats.Snapshot end = stats.snapshot();
+    if (signalled) out.println("[sim] stopped by a signal before --duration had passed");
+    out.println(stats.total(start, end, settings.nodes()));
+    out.flush();
+    try {
+      vertx.close().await(5, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      // closing is best effort: the process ends anyway
+    }
+    finished.countDown();
+    try {
+      Runtime.getRuntime().removeShutdownHook(hook);
+    } catch (IllegalStateException shuttingDown) {
+      return 0; // the JVM is already exiting (a signal): its status is the signal's
+    }
+    if (abortReason != null) {
+      System.err.println("simulate: " + abortReason);
+      return 3;
+    }
+    if (end.enrolled() == 0) {
+      System.err.println("simulate: no node could enroll (see the errors above)");
+      return 1;
+    }
+    return 0;
+  }
+
+  private void abort(String reason) {
+    if (abortReason == null) abortReason = reason;
+    aborted.countDown();
+  }
+
+  /** The nodes of one event loop: node {@code n} belongs to shard {@code n % shards}. */
+  private final class Shard extends VerticleBase implements AgentSession.Events {
+    private final int index;
+    private final int shards;
+    private final Coordinators coordinators;
+    private final long intervalMs;
+    private final int enrollSlots;
+    private final AgentSession[] sessions;
+    private final StringBuilder body = new StringBuilder(512);
+    private final NodeKey.Source keys = NodeKey.randomPublic(ThreadLocalRandom.current().nextLong());
+    private final Backoff backoff = Backoff.standard();
+    private final String enrollAuthorization;
+    private int nextToEnroll;
+
+    Shard(int index, int shards, Coordinators coordinators, long intervalMs, int enrollSlots) {
+      this.index = index;
+      this.shards = shards;
+      this.coordinators = coordinators;
+      this.intervalMs = intervalMs;
+      this.enrollSlots = enrollSlots;
+      int count = settings.nodes() / shards + (index < settings.nodes() % shards ? 1 : 0);
+      this.sessions = new AgentSession[count];
+      this.enrollAuthorization = "Bearer " + settings.enrollToken();
+    }
+
+    @Override
+    public Future<?> start() {
+      for (int i = 0; i < enrollSlots; i++) enrollNext();
+      return Future.succeededFuture();
+    }
+
+    private void enrollNext() {
+      if (stopping || nextToEnroll >= sessions.length) return;
+      int slot = nextToEnroll++;
+      sessions[slot] = new AgentSession(nodeName(node(slot)), keys.generate(), keys, true, this, System.currentTimeMillis());
+      enroll(slot);
+    }
+
+    /** The fleet-wide number of the node in {@code slot}. */
+    private int node(int slot) {
+      return slot * shards + index;
+    }
+
+    private void enroll(int slot) {
+      if (stopping) return;
+      AgentSession s = sessions[slot];
+      Buffer req = s.enrollmentBody(nodeTags(node(slot)));
+      stats.enrollAttempts.increment();
+      coordinators.post(s.coordinator(), "/nodes", enrollAuthorization, req).onComplete(ar -> {
+        Reply r = ar.result();
+        stats.bytesOut.add(req.length());
+        stats.bytesIn.add(r.bytesIn());
+        if (r.status() == 201 && s.enrolled(r.body())) {
+          stats.enrolled.increment();
+          vertx.setTimer(Math.max(1, backoff.spreadMs(intervalMs)), id -> beat(slot));
+          enrollNext();
+        } else if (r.status() == 401 || r.status() == 403) {
+          abort("the coordinator refused the enrollment token: " + r.describe());
+        } else if (r.outcome() == Reply.Outcome.REJECTED || r.outcome() == Reply.Outcome.OK) {
+          stats.enrollFailed.increment();
+          stats.error("enroll_" + (r.error() == null ? "invalid_answer" : r.error()));
+          sessions[slot] = null;
+          enrollNext();
+        } else {
+          stats.error("enroll_" + r.error());
+          long wait = s.afterFailure(r, backoff, coordinators.size(), intervalMs);
+          vertx.setTimer(Math.max(1, wait), id -> enroll(slot));
+        }
+      });
+    }
+
+    private void beat(int slot) {
+      if (stopping) return;
+      AgentSession s = sessions[slot];
+      Buffer req = s.heartbeatBody(body, System.currentTimeMillis());
+      long t0 = System.nanoTime();
+      coordinators.post(s.coordinator(), s.heartbeatPath(), s.authorization(), req).onComplete(ar -> {
+        Reply r = ar.result();
+        stats.heartbeat(r, System.nanoTime() - t0, req.length());
+        long wait;
+        if (r.outcome() == Reply.Outcome.OK) {
+          try {
+            stats.peersReceived.add(s.apply(r.body()));
+          } catch (RuntimeException e) {
+            stats.error("unapplicable_answer");
+          }
+          s.takeDirty(); // nothing is persisted in a simulation
+          wait = s.afterSuccess(backoff, intervalMs);
+        } else {
+          wait = s.afterFailure(r, backoff, coordinators.size(), intervalMs);
+        }
+        if (!stopping) vertx.setTimer(Math.max(1, wait), id -> beat(slot));
+      });
+    }
+
+    @Override
+    public void executed(CommandLedger.Result result) {
+      stats.command(result);
+    }
+  }
+}

@@ -1,0 +1,120 @@
+package io.meshplane.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.meshplane.access.Surface;
+import io.meshplane.app.Meshplane;
+import io.meshplane.testing.ChildJvm;
+import io.meshplane.testing.TestCluster;
+import io.meshplane.testing.Tokens;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** {@code meshplane simulate} as an operator runs it, against a real replica; and its refusals. */
+@Timeout(90)
+class SimulatorTest {
+  static TestCluster cluster;
+  static Meshplane replica;
+  static String enrollToken;
+  @TempDir Path dir;
+
+  @BeforeAll
+  static void start() {
+    cluster = TestCluster.started(1);
+    replica = cluster.replica(0);
+    enrollToken = Tokens.issue(replica, "sim", "lab", Surface.ENROLLMENT).jwt();
+  }
+
+  @AfterAll
+  static void stop() {
+    if (cluster != null) cluster.close();
+  }
+
+  @Test
+  void aShortRunEnrollsEveryNodeHeartbeatsAndPrintsItsSummary() throws Exception {
+    Path out = dir.resolve("sim.out");
+    Path err = dir.resolve("sim.err");
+    long t0 = System.nanoTime();
+    Process p = ChildJvm.launch(dir, Map.of(), err, out, "simulate", "--coordinator", "http://127.0.0.1:" + replica.coordinatorPort(),
+        "--enroll-token", enrollToken, "--nodes", "50", "--interval", "2s", "--duration", "6s", "--name-prefix", "simt", "--tags", "tag:sim,tag:g0", "--spread-tags", "5",
+        "--concurrency", "8");
+    try {
+      assertTrue(p.waitFor(40, TimeUnit.SECONDS), "ends by itself");
+      long ms = (System.nanoTime() - t0) / 1_000_000;
+      String stdout = Files.readString(out);
+      assertEquals(0, p.exitValue(), stdout + Files.readString(err));
+      assertTrue(ms < 20_000, "ends soon after --duration: " + ms + " ms");
+      assertTrue(stdout.contains("[sim] 50 nodes named simt-"), stdout);
+      Matcher done = Pattern.compile("\\[sim] done after ([\\d.]+) s: 50/50 nodes enrolled \\(0 failed, \\d+ attempts\\), (\\d+) heartbeats sent, (\\d+) accepted")
+          .matcher(stdout);
+      assertTrue(done.find(), stdout);
+      double secs = Double.parseDouble(done.group(1));
+      assertTrue(secs >= 6 && secs < 9, stdout);
+      long accepted = Long.parseLong(done.group(3));
+      // each node beats about every 2 s from a start spread over its first interval (about 100-150 in 6 s here); each at least once
+      assertTrue(accepted >= 50 && accepted <= 250, stdout);
+      assertTrue(stdout.contains("errors: none"), stdout);
+      System.out.println(stdout);
+
+      JsonObject list = cluster.http().get(replica.coordinatorPort(), "/v1/nodes?name_prefix=simt-&limit=1000", cluster.admin()).bodyAsJsonObject();
+      JsonArray items = list.getJsonArray("items");
+      assertEquals(50, items.size(), list.encode());
+      Map<String, Integer> groups = new java.util.TreeMap<>();
+      for (Object o : items) {
+        JsonObject n = (JsonObject) o;
+        JsonArray tags = n.getJsonArray("tags");
+        assertTrue(tags.size() == 2 && tags.contains("tag:sim"), n.encode());
+        groups.merge(tags.getString(tags.getString(0).equals("tag:sim") ? 1 : 0), 1, Integer::sum);
+        assertTrue(n.getString("heartbeat") != null, "every node heartbeated: " + n.encode());
+        assertEquals(Boolean.TRUE, n.getJsonObject("telemetry").getBoolean("simulated"), n.encode());
+      }
+      assertEquals(Map.of("tag:g0", 10, "tag:g1", 10, "tag:g2", 10, "tag:g3", 10, "tag:g4", 10), groups, "--spread-tags 5 spreads the fleet evenly");
+    } finally {
+      p.destroyForcibly();
+    }
+  }
+
+  @Test
+  void aCoordinatorThatIsNotOnThisMachineIsRefusedWithExitCode2() throws Exception {
+    Path out = dir.resolve("remote.out");
+    Path err = dir.resolve("remote.err");
+    // 192.0.2.0/24 is TEST-NET-1: never reached, the refusal comes before any request
+    Process p = ChildJvm.launch(dir, Map.of(), err, out, "simulate", "--coordinator", "http://127.0.0.1:9,http://192.0.2.10:8080",
+        "--enroll-token", "t", "--nodes", "10", "--interval", "30s", "--duration", "1m");
+    assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+    String stderr = Files.readString(err);
+    assertEquals(2, p.exitValue(), stderr);
+    assertTrue(stderr.contains("refusing to simulate against http://192.0.2.10:8080") && stderr.contains("--allow-remote"), stderr);
+    assertEquals("", Files.readString(out));
+  }
+
+  @Test
+  void runsUnboundedInCountOrTimeAreRefused() {
+    String url = "http://127.0.0.1:" + replica.coordinatorPort();
+    assertEquals(2, cli("--coordinator", url, "--enroll-token", "t", "--nodes", "1000001", "--interval", "30s", "--duration", "1m"));
+    assertEquals(2, cli("--coordinator", url, "--enroll-token", "t", "--nodes", "10", "--interval", "30s", "--duration", "25h"));
+    assertEquals(2, cli("--coordinator", url, "--enroll-token", "t", "--nodes", "10", "--interval", "500ms", "--duration", "1m"));
+    assertEquals(2, cli("--coordinator", url, "--enroll-token", "t", "--nodes", "10", "--interval", "soon", "--duration", "1m"));
+    assertEquals(2, cli("--coordinator", url, "--enroll-token", "t", "--nodes", "10", "--interval", "30s", "--duration", "1m", "--tags", "tag:web",
+        "--spread-tags", "10"));
+    assertEquals(null, SimulateCommand.notLoopback("localhost"));
+    assertEquals(null, SimulateCommand.notLoopback("::1"));
+  }
+
+  static int cli(String... args) {
+    return new CommandLine(new SimulateCommand()).execute(args);
+  }
+}
