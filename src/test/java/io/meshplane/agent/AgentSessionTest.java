@@ -319,6 +319,19 @@ class AgentSessionTest {
   }
 
   @Test
+  void aResultGoesOutSoonAfterACommandRunsNotAnIntervalLater() {
+    AgentSession s = session(true);
+    Backoff middle = new Backoff(1000, () -> 0.5);
+    String op = io.meshplane.common.Ids.next("op");
+    s.apply(withCommands(command(op, "rekey")));
+    assertEquals(1000, s.afterSuccess(middle, 0), "the result (and the new key) within a second");
+    s.apply(withCommands(command(op, "rekey")));
+    assertEquals(30_000, s.afterSuccess(middle, 0), "a command seen again runs nothing: back to the interval");
+    s.apply(withCommands(command(io.meshplane.common.Ids.next("op"), "rekey")));
+    assertEquals(500, s.afterSuccess(middle, 500), "never later than the interval in force");
+  }
+
+  @Test
   void theBackoffGrowsWithinItsEnvelopeAndNeverBelowHalfTheBase() {
     Backoff b = Backoff.standard();
     for (int n = 1; n <= 12; n++) {
