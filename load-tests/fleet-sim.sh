@@ -12,6 +12,9 @@
 #      per heartbeat over the steady part of the run, and prints the simulator's summary lines.
 # Usage: bash load-tests/fleet-sim.sh [JAR]
 # Env:   NODES (10000) INTERVAL (30s) DURATION (4m) RAMP (90s: enrollment + one interval) REKEY (1000)
+#        TAGS (100): the fleet is spread over tag:t0..tag:t<TAGS-1> (node n in tag:t<n mod TAGS>); the
+#          policy's 50 grants pair tag:t0..t99, so with TAGS=100 every node has NODES/100 peers, with
+#          TAGS=1000 a tenth of the fleet has NODES/1000 peers and the rest none
 #        SIM_XMX (1g) SERVICE_XMX (2g) HTTP_PORT (18390)
 # Needs PostgreSQL at 127.0.0.1:5432 (user postgres), python3, curl, jcmd. Loopback only; every wait is bounded.
 set -euo pipefail
@@ -59,7 +62,7 @@ hb_total() { curl -s "$BASE/metrics" | awk '/^mesh_node_heartbeats_total/ {print
 
 log "simulating $NODES agents at $INTERVAL for $DURATION"
 java -Xmx"${SIM_XMX:-1g}" -jar "$JAR" simulate --coordinator "$BASE" --enroll-token "$ENROLL" --nodes "$NODES" \
-  --interval "$INTERVAL" --duration "$DURATION" --tags "tag:t0" --spread-tags 100 >"$WORK/sim.out" 2>"$WORK/sim.err" &
+  --interval "$INTERVAL" --duration "$DURATION" --tags "tag:t0" --spread-tags "${TAGS:-100}" >"$WORK/sim.out" 2>"$WORK/sim.err" &
 SIM=$!
 sleep "$(to_seconds "$RAMP")"
 kill -0 "$SIM" 2>/dev/null || { log "the simulator stopped early"; tail -20 "$WORK/sim.err" "$WORK/sim.out"; exit 1; }
@@ -110,7 +113,7 @@ HEAP_KB="$(jcmd "$SIM" GC.heap_info 2>/dev/null | awk '/used/ {for (i = 1; i <= 
 SIMCPU="$(cpu_of "$SIM")"
 wait "$SIM" || log "the simulator exited with $?"
 SIM=""
-echo "fleet: $NODES simulated agents at $INTERVAL, one replica (external PostgreSQL), 50-grant policy over 100 tags"
+echo "fleet: $NODES simulated agents at $INTERVAL, one replica (external PostgreSQL), 50-grant policy, fleet over ${TAGS:-100} tags"
 python3 - "$S0" "$S1" "$H0" "$H1" "$TICK" "$SIMCPU" "$HEAP_KB" "$NODES" <<'PY'
 import sys
 s0, s1, h0, h1, tick, simcpu, heap, n = [float(x or 0) for x in sys.argv[1:9]]
