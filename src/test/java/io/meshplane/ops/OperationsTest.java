@@ -32,7 +32,7 @@ class OperationsTest {
   static final String RELAYS = "[{\"name\":\"fra1\",\"region\":\"eu\",\"url\":\"https://fra1.example.net\"},"
       + "{\"name\":\"ams1\",\"region\":\"eu\",\"url\":\"https://ams1.example.net\"}]";
   static final Map<String, String> SETTINGS = Map.of("relays", RELAYS, "writebehind.flush_interval", "100ms",
-      "operations.deadline", "8s", "nodes.pending_ttl", "2s");
+      "operations.deadline", "8s", "nodes.pending_ttl", "2s", "heartbeat.stale_after", "3s");
   static TestCluster cluster;
   static Meshplane a;
   static Meshplane b;
@@ -287,21 +287,35 @@ class OperationsTest {
   }
 
   @Test
-  void anOperationOnANodeThatNeverBeatsStaysPendingThenExpires() throws Exception {
+  void anOperationOnAStaleNodeStaysPendingThenExpires() throws Exception {
     Nodes.Enrolled n = enroll("silent", "silence", "tag:x");
+    beat(a, n, new JsonObject());
+    long until = System.currentTimeMillis() + 15_000;
+    while (!"stale".equals(node(n).getString("status")) && System.currentTimeMillis() < until) Thread.sleep(200);
+    assertEquals("stale", node(n).getString("status"), "heartbeat.stale_after = 3 s");
     String opId = call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/rekey", null).bodyAsJsonObject().getString("id");
     Thread.sleep(2000);
     assertEquals("pending", operation(opId).getString("status"), "nobody received it");
     JsonObject expired = awaitOperation(opId, o -> o.getString("completed_at") != null);
     assertEquals("expired", expired.getString("status"), expired.encode());
     assertNull(expired.getString("delivered_at"));
-    // the node is reported as an enrollment nobody confirmed (nodes.pending_ttl = 2 s)
-    JsonObject events = call(a, HttpMethod.GET, "/v1/events?type=node.enroll_unconfirmed&node_id=" + n.id(), null).bodyAsJsonObject();
-    assertEquals(1, events.getJsonArray("items").size(), events.encode());
-    assertEquals("pending", node(n).getString("status"));
-    // the expired operation is no longer sent, and a new one may be asked for
+    // the expired operation is no longer sent when the node is back, and a new one may be asked for
     assertTrue(beat(a, n, new JsonObject()).getJsonArray("commands").isEmpty());
     assertEquals(202, call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/rekey", null).statusCode());
+  }
+
+  @Test
+  void anEnrollmentThatNeverHeartbeatsIsReportedOnce() throws Exception {
+    Nodes.Enrolled ghost = enroll("ghost", "silence", "tag:x");
+    String path = "/v1/events?type=node.enroll_unconfirmed&node_id=" + ghost.id();
+    long until = System.currentTimeMillis() + 15_000;
+    while (call(a, HttpMethod.GET, path, null).bodyAsJsonObject().getJsonArray("items").isEmpty() && System.currentTimeMillis() < until) {
+      Thread.sleep(200);
+    }
+    Thread.sleep(2000); // more sweeps, by both replicas: still one event
+    JsonObject events = call(b, HttpMethod.GET, path, null).bodyAsJsonObject();
+    assertEquals(1, events.getJsonArray("items").size(), events.encode());
+    assertEquals("pending", node(ghost).getString("status"), "it stays pending");
   }
 
   @Test
