@@ -15,7 +15,8 @@
 #        TAGS (100): the fleet is spread over tag:t0..tag:t<TAGS-1> (node n in tag:t<n mod TAGS>); the
 #          policy's 50 grants pair tag:t0..t99, so with TAGS=100 every node has NODES/100 peers, with
 #          TAGS=1000 a tenth of the fleet has NODES/1000 peers and the rest none
-#        SIM_XMX (1g) SERVICE_XMX (2g) HTTP_PORT (18390)
+#        SIM_XMX (1g) SERVICE_XMX (2g) HTTP_PORT (18390) CONCURRENCY (64: the simulator's --concurrency)
+#        KEEP_DIR: copy the simulator's output and the service log there (the work dir is removed on exit)
 # Needs PostgreSQL at 127.0.0.1:5432 (user postgres), python3, curl, jcmd. Loopback only; every wait is bounded.
 set -euo pipefail
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -33,6 +34,7 @@ PANEL="$(free_port $((PORT + 1)) "$PORT")"
 CPORT="$(free_port 16090)"
 log() { echo "[fleet-sim $(date +%T)] $*" >&2; }
 cleanup() {
+  if [[ -n "${KEEP_DIR:-}" ]]; then mkdir -p "$KEEP_DIR" && cp "$WORK"/sim.out "$WORK"/sim.err "$WORK"/service.log "$KEEP_DIR"/ 2>/dev/null || true; fi
   [[ -n "${SIM:-}" ]] && kill "$SIM" 2>/dev/null && wait "$SIM" 2>/dev/null || true
   [[ -n "${PID:-}" ]] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
   psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB" >/dev/null 2>&1 || true
@@ -62,7 +64,7 @@ hb_total() { curl -s "$BASE/metrics" | awk '/^mesh_node_heartbeats_total/ {print
 
 log "simulating $NODES agents at $INTERVAL for $DURATION"
 java -Xmx"${SIM_XMX:-1g}" -jar "$JAR" simulate --coordinator "$BASE" --enroll-token "$ENROLL" --nodes "$NODES" \
-  --interval "$INTERVAL" --duration "$DURATION" --tags "tag:t0" --spread-tags "${TAGS:-100}" >"$WORK/sim.out" 2>"$WORK/sim.err" &
+  --interval "$INTERVAL" --duration "$DURATION" --tags "tag:t0" --spread-tags "${TAGS:-100}" --concurrency "${CONCURRENCY:-64}" >"$WORK/sim.out" 2>"$WORK/sim.err" &
 SIM=$!
 sleep "$(to_seconds "$RAMP")"
 kill -0 "$SIM" 2>/dev/null || { log "the simulator stopped early"; tail -20 "$WORK/sim.err" "$WORK/sim.out"; exit 1; }

@@ -269,6 +269,12 @@ public final class Simulator {
           }
           s.takeDirty(); // nothing is persisted in a simulation
           wait = s.afterSuccess(backoff, intervalMs);
+        } else if ("pool_busy".equals(r.error())) {
+          // this process's own connection pool is full: the request never left it, so no coordinator
+          // failed. The beat is skipped (counted) and the node beats again an interval later: retrying
+          // within a second, as after a coordinator's failure, would keep a fleet of 100,000 nodes
+          // piling onto the full pool (seen in a re-key wave: a 40 s storm of rejected sends)
+          wait = backoff.intervalMs(s.intervalMs(intervalMs));
         } else {
           wait = s.afterFailure(r, backoff, coordinators.size(), intervalMs);
         }
