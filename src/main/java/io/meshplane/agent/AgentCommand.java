@@ -1,5 +1,7 @@
 package io.meshplane.agent;
 
+import java.time.Duration;
+import io.meshplane.common.Blocking;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -69,7 +71,8 @@ public final class AgentCommand implements Callable<Integer> {
       Runtime.getRuntime().halt(0);
     }, "meshplane-agent-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
-    int code = agent.fatal().toCompletionStage().toCompletableFuture().join();
+    // the command line's own thread waits here until the agent cannot go on (never an event loop)
+    int code = Blocking.await(agent.fatal(), Duration.ofDays(36_500), "the agent");
     try {
       Runtime.getRuntime().removeShutdownHook(hook);
     } catch (IllegalStateException shuttingDown) {

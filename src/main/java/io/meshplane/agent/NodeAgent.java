@@ -1,5 +1,7 @@
 package io.meshplane.agent;
 
+import java.time.Duration;
+import io.meshplane.common.Blocking;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
@@ -8,8 +10,6 @@ import io.vertx.core.VertxOptions;
 import io.vertx.core.ThreadingModel;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,10 +58,12 @@ public final class NodeAgent implements AutoCloseable {
     Promise<Integer> fatal = Promise.promise();
     AgentVerticle verticle = new AgentVerticle(settings, fatal);
     try {
-      vertx.deployVerticle(verticle, new DeploymentOptions().setThreadingModel(ThreadingModel.EVENT_LOOP)).await(30, TimeUnit.SECONDS);
+      // from the command line's thread (Blocking refuses an event loop)
+      Blocking.await(vertx.deployVerticle(verticle, new DeploymentOptions().setThreadingModel(ThreadingModel.EVENT_LOOP)),
+          Duration.ofSeconds(30), "starting the agent");
     } catch (Exception e) {
       close(vertx);
-      Throwable cause = e.getCause() != null && !(e instanceof TimeoutException) ? e.getCause() : e;
+      Throwable cause = e.getCause() != null ? e.getCause() : e;
       String msg = cause.getMessage() == null ? cause.toString() : cause.getMessage();
       if (msg.contains("Address already in use") || cause instanceof java.net.BindException) {
         msg = "cannot listen on " + settings.listenHost() + ":" + settings.listenPort() + ": " + msg;
@@ -97,7 +99,7 @@ public final class NodeAgent implements AutoCloseable {
 
   private static void close(Vertx vertx) {
     try {
-      vertx.close().await(5, TimeUnit.SECONDS);
+      Blocking.await(vertx.close(), Duration.ofSeconds(5), "closing Vert.x");
     } catch (Exception e) {
       LOG.warn("Vert.x did not close within 5 s: {}", e.toString());
     }

@@ -1,5 +1,6 @@
 package io.meshplane.agent;
 
+import io.meshplane.common.Blocking;
 import io.meshplane.common.Durations;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -127,7 +128,8 @@ public final class Simulator {
     int enrollSlots = Math.max(1, settings.concurrency() / loops);
     try {
       for (int k = 0; k < loops; k++) {
-        vertx.deployVerticle(new Shard(k, loops, coordinators, intervalMs, enrollSlots), new DeploymentOptions()).await(10, TimeUnit.SECONDS);
+        Blocking.await(vertx.deployVerticle(new Shard(k, loops, coordinators, intervalMs, enrollSlots), new DeploymentOptions()),
+            Duration.ofSeconds(10), "starting simulator shard " + k);
       }
       SimStats.Snapshot[] previous = {start};
       vertx.setPeriodic(PERIOD_MS, id -> {
@@ -155,7 +157,7 @@ public final class Simulator {
     out.println(stats.total(start, end, settings.nodes()));
     out.flush();
     try {
-      vertx.close().await(5, TimeUnit.SECONDS);
+      Blocking.await(vertx.close(), Duration.ofSeconds(5), "closing Vert.x");
     } catch (Exception e) {
       // closing is best effort: the process ends anyway
     }
