@@ -19,7 +19,7 @@ import picocli.CommandLine;
 /** The command line: {@code run}, {@code migrate}, and the bootstrap commands. */
 @Command(name = "meshplane", mixinStandardHelpOptions = true, version = "meshplane 0.1.0",
     description = "Control plane of a private overlay network.",
-    subcommands = {Main.Run.class, Main.Migrate.class, Main.Token.class, io.meshplane.agent.AgentCommand.class,
+    subcommands = {Main.Run.class, Main.Migrate.class, Main.Token.class, Main.User.class, io.meshplane.agent.AgentCommand.class,
         io.meshplane.agent.SimulateCommand.class})
 public final class Main {
   static final Logger LOG = LoggerFactory.getLogger(Main.class);
@@ -153,6 +153,53 @@ public final class Main {
         throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
       }
       System.out.println(jwt);
+      return 0;
+    }
+  }
+
+  @Command(name = "user", mixinStandardHelpOptions = true, description = "Manage panel users from the command line.",
+      subcommands = {UserCreate.class})
+  static final class User {}
+
+  @Command(name = "create", mixinStandardHelpOptions = true,
+      description = "Create a panel user straight in the database (the first admin) and print it as JSON. The password is read"
+          + " from the environment variable named by --password-env, else from the first line of stdin.")
+  static final class UserCreate implements Callable<Integer> {
+    @CommandLine.Mixin ConfigOptions configOptions = new ConfigOptions();
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--username", required = true, description = "1-64 of a-z, 0-9, . _ @ - (stored lower-case)") String username;
+    @Option(names = "--role", required = true, description = "admin, operator or viewer") String role;
+    @Option(names = "--team", required = true, description = "team slug or '*'") String team;
+    @Option(names = "--environment", required = true, description = "environment slug or '*'") String environment;
+    @Option(names = "--password-env", paramLabel = "VAR", description = "read the password from this environment variable")
+    String passwordEnv;
+
+    @Override
+    public Integer call() throws java.io.IOException {
+      String password;
+      if (passwordEnv != null) {
+        password = System.getenv(passwordEnv);
+        if (password == null) throw new CommandLine.ParameterException(spec.commandLine(), "--password-env: " + passwordEnv + " is not set");
+      } else {
+        java.io.Console console = System.console();
+        if (console != null) {
+          char[] typed = console.readPassword("password for %s: ", username);
+          password = typed == null ? null : new String(typed);
+        } else {
+          password = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8))
+              .readLine();
+        }
+        if (password == null) throw new CommandLine.ParameterException(spec.commandLine(), "no password on stdin");
+      }
+      io.vertx.core.json.JsonObject body = new io.vertx.core.json.JsonObject().put("username", username).put("password", password)
+          .put("role", role).put("team", team).put("environment", environment);
+      MeshConfig config = configOptions.load();
+      try {
+        System.out.println(io.meshplane.app.UserBootstrap.create(config, body).encode());
+      } catch (io.meshplane.common.Refusal e) {
+        throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+      }
       return 0;
     }
   }

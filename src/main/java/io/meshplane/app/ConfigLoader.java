@@ -166,8 +166,17 @@ public final class ConfigLoader {
         host(v, Setting.HTTP_HOST),
         port(v, Setting.HTTP_PORT, true),
         intIn(v, Setting.HTTP_INSTANCES, 0, 64),
+        trustedProxies(v),
         port(v, Setting.PANEL_PORT, true),
-        bool(v, Setting.PANEL_COOKIE_SECURE),
+        new io.meshplane.panel.PanelSettings(
+            bool(v, Setting.PANEL_COOKIE_SECURE),
+            duration(v, Setting.PANEL_SESSION_IDLE, Duration.ofSeconds(1), Duration.ofDays(1)),
+            duration(v, Setting.PANEL_SESSION_LIFETIME, Duration.ofSeconds(1), Duration.ofDays(30)),
+            intIn(v, Setting.PANEL_LOGIN_FAILURES, 1, 1000),
+            duration(v, Setting.PANEL_LOGIN_WINDOW, Duration.ofSeconds(1), Duration.ofDays(1)),
+            intIn(v, Setting.PANEL_LOGIN_PER_ADDRESS, 1, 100_000),
+            intIn(v, Setting.PANEL_API_RATE, 1, 100_000),
+            intIn(v, Setting.PANEL_API_BURST, 1, 100_000)),
         postgresUrl(v),
         intIn(v, Setting.POSTGRES_POOL_SIZE, 1, 500),
         path(v, Setting.POSTGRES_EMBEDDED_DIR),
@@ -293,6 +302,20 @@ public final class ConfigLoader {
     long hostMask = (1L << (32 - prefix)) - 1;
     if ((addr & hostMask) != 0) throw bad(s, raw, "has host bits set (write the network address)");
     return raw;
+  }
+
+  private static List<String> trustedProxies(Map<String, String> v) {
+    Setting s = Setting.HTTP_TRUSTED_PROXIES;
+    List<String> out = new ArrayList<>();
+    for (String part : v.get(s.key).split(",")) {
+      if (!part.isBlank()) out.add(part.trim());
+    }
+    try {
+      io.meshplane.http.ClientAddresses.of(out);
+    } catch (IllegalArgumentException e) {
+      throw bad(s, v.get(s.key), e.getMessage().replace("'", ""));
+    }
+    return List.copyOf(out);
   }
 
   private static List<String> members(Map<String, String> v) {

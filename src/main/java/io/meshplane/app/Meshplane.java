@@ -8,7 +8,9 @@ import io.meshplane.common.Blocking;
 import io.meshplane.common.Durations;
 import io.meshplane.heartbeat.HeartbeatModule;
 import io.meshplane.http.Api;
+import io.meshplane.http.ClientAddresses;
 import io.meshplane.http.Cursors;
+import io.meshplane.http.Dashboard;
 import io.meshplane.http.DatabaseFailures;
 import io.meshplane.http.HttpVerticle;
 import io.meshplane.http.Routers;
@@ -19,6 +21,7 @@ import io.meshplane.observe.HazelcastMetrics;
 import io.meshplane.observe.Observability;
 import io.meshplane.observe.Readiness;
 import io.meshplane.ops.OpsModule;
+import io.meshplane.panel.PanelModule;
 import io.meshplane.policy.PolicyModule;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -72,6 +75,8 @@ public final class Meshplane implements AutoCloseable {
   public static final String OPENAPI_PATH = "/v1/openapi.yaml";
   /** The machines' API: node agents, automation, CI pipelines, with bearer tokens. */
   public static final String COORDINATOR_PREFIX = "/v1";
+  /** The people's API: the web panel's, with session cookies; the dashboard is served beside it at {@code /}. */
+  public static final String PANEL_PREFIX = "/api/v1";
 
   private final MeshConfig config;
   private final Vertx vertx;
@@ -82,13 +87,17 @@ public final class Meshplane implements AutoCloseable {
   private final SigningKeys keys;
   private final Buffer openApi;
   private final Set<Component> components;
+  /** Whose X-Forwarded-For is believed ({@code http.trusted_proxies}). */
+  private final ClientAddresses clients;
   private final AtomicInteger coordinatorPort = new AtomicInteger();
   private final AtomicInteger panelPort = new AtomicInteger();
   private final List<HttpVerticle> coordinatorInstances = new ArrayList<>();
+  private final List<HttpVerticle> panelInstances = new ArrayList<>();
   private final AtomicBoolean deployed = new AtomicBoolean();
   private final AtomicBoolean closing = new AtomicBoolean();
   /** The coordinator API of one HTTP instance, kept for the tests that check every route is guarded. */
   private final AtomicReference<Routers.Mounted> coordinatorApi = new AtomicReference<>();
+  private final AtomicReference<Routers.Mounted> panelApi = new AtomicReference<>();
   private final Promise<Void> started = Promise.promise();
   /** Why the API is not served yet (shown by the postgres and deployment checks until the second phase ends). */
   private volatile String waitingFor = "connecting to PostgreSQL";
@@ -102,6 +111,7 @@ public final class Meshplane implements AutoCloseable {
   private volatile HeartbeatModule heartbeat;
   private volatile PolicyModule policy;
   private volatile OpsModule ops;
+  private volatile PanelModule panel;
   /** In the order they start and mount routes (the heartbeat's route first); stopped in reverse. */
   private volatile List<Module> modules = List.of();
 
@@ -116,6 +126,7 @@ public final class Meshplane implements AutoCloseable {
     this.keys = keys;
     this.openApi = openApi;
     this.components = components;
+    this.clients = ClientAddresses.of(config.trustedProxies());
   }
 
   /**
@@ -226,9 +237,13 @@ public final class Meshplane implements AutoCloseable {
         config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog(), config.pendingTtl()));
     nodes = new NodeModule(p, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), events, policy, config.relays(), cursors,
         config.addressPool());
+    // the panel reads the overview's numbers from the features through these functions, knowing none of them
+    long intervalSeconds = Math.max(1, config.heartbeatInterval().toSeconds());
+    panel = new PanelModule(vertx, hz, p, audit.log(), observability.mesh(), cursors, config.panel(), new PanelModule.Sources(
+        caller -> nodes.service().counts(caller), ops::inFlight, policy::drifting, intervalSeconds));
     // policy loads (with the operations board, which follows its feed) and starts before the heartbeat
     // route is served: answers come from its model and the board
-    List<Module> all = List.of(policy, ops, heartbeat, auth, nodes, audit);
+    List<Module> all = List.of(policy, ops, heartbeat, auth, nodes, audit, panel);
     for (Module m : all) m.checks(readiness);
     pool = p;
     for (Module m : all) {
@@ -241,15 +256,13 @@ public final class Meshplane implements AutoCloseable {
     for (Module m : all) Blocking.await(m.start(), START_TIMEOUT, "starting " + m.name());
     if (closing.get()) throw new InterruptedException("stopping");
 
-    List<HttpVerticle> instances;
-    synchronized (coordinatorInstances) {
-      instances = new ArrayList<>(coordinatorInstances);
-    }
     List<Future<Void>> installed = new ArrayList<>();
-    for (HttpVerticle v : instances) installed.add(v.install(this::coordinatorRoutes));
+    for (HttpVerticle v : coordinatorInstancesCopy()) installed.add(v.install(this::coordinatorRoutes));
+    for (HttpVerticle v : panelInstancesCopy()) installed.add(v.install(this::panelRoutes));
     Blocking.await(Future.all(installed), START_TIMEOUT, "installing the API routes");
     deployed.set(true);
-    LOG.info("ready: the coordinator API is served");
+    LOG.info("ready: {} served", components.size() == 2 ? "the coordinator API and the web panel are"
+        : components.contains(Component.COORDINATOR) ? "the coordinator API is" : "the web panel is");
   }
 
   private interface Attempt<T> {
@@ -301,7 +314,7 @@ public final class Meshplane implements AutoCloseable {
       LOG.info("coordinator API listening on {}:{}", config.httpHost(), port);
     }
     if (components.contains(Component.PANEL)) {
-      int port = deployHttp("web panel", config.panelPort(), panelPort, this::panelRoutes, 1, new ArrayList<>());
+      int port = deployHttp("web panel", config.panelPort(), panelPort, this::panelStartingRoutes, 1, panelInstances);
       LOG.info("web panel listening on {}:{}", config.httpHost(), port);
     }
   }
@@ -336,13 +349,13 @@ public final class Meshplane implements AutoCloseable {
 
   /** What the coordinator serves until PostgreSQL has answered: probes, metrics, the API's description, 503 for the rest. */
   private Handler<HttpServerRequest> startingRoutes(Vertx v) {
-    return Routers.starting(v, observability, readiness, openApi, COORDINATOR_PREFIX,
+    return Routers.starting(v, observability, readiness, clients, openApi, COORDINATOR_PREFIX,
         () -> pool == null ? "waiting for PostgreSQL" : "almost ready");
   }
 
   /** The full coordinator API on one HTTP instance: every module's routes, with bearer tokens as the way in. */
   private Handler<HttpServerRequest> coordinatorRoutes(Vertx v) {
-    Routers.Mounted mounted = Routers.api(v, observability, readiness, openApi, "coordinator", COORDINATOR_PREFIX, true,
+    Routers.Mounted mounted = Routers.api(v, observability, readiness, clients, openApi, "coordinator", COORDINATOR_PREFIX, true,
         auth.authenticator(), audit.log(), api -> {
           for (Module m : modules) m.routes(api);
         });
@@ -350,23 +363,59 @@ public final class Meshplane implements AutoCloseable {
     return mounted.handler();
   }
 
+  /** What the panel serves until PostgreSQL has answered: the dashboard's files, probes, metrics, 503 under /api/v1. */
+  private Handler<HttpServerRequest> panelStartingRoutes(Vertx v) {
+    Handler<HttpServerRequest> starting = Routers.starting(v, observability, readiness, clients, null, PANEL_PREFIX,
+        () -> pool == null ? "waiting for PostgreSQL" : "almost ready");
+    Dashboard.mount((io.vertx.ext.web.Router) starting, PANEL_PREFIX);
+    return starting;
+  }
+
+  /**
+   * The full panel API on its HTTP instance: the same routes of every module as the coordinator's
+   * (but the machines' own), with the panel's sessions as the way in, and the dashboard.
+   */
   private Handler<HttpServerRequest> panelRoutes(Vertx v) {
-    return Routers.base(v, observability, readiness);
+    Routers.Mounted mounted = Routers.api(v, observability, readiness, clients, null, "panel", PANEL_PREFIX, false, panel.authenticator(),
+        audit.log(), api -> {
+          for (Module m : modules) m.routes(api);
+        });
+    Dashboard.mount(mounted.router(), PANEL_PREFIX);
+    panelApi.compareAndSet(null, mounted);
+    return mounted.handler();
+  }
+
+  private List<HttpVerticle> coordinatorInstancesCopy() {
+    synchronized (coordinatorInstances) {
+      return new ArrayList<>(coordinatorInstances);
+    }
+  }
+
+  private List<HttpVerticle> panelInstancesCopy() {
+    synchronized (panelInstances) {
+      return new ArrayList<>(panelInstances);
+    }
   }
 
   /** The APIs this replica serves, each with what it declared (for the permission-matrix test and the docs). */
   public List<Api> apis() {
-    Routers.Mounted m = coordinatorApi.get();
-    return m == null ? List.of() : List.of(m.api());
+    List<Api> out = new ArrayList<>();
+    for (Routers.Mounted m : new Routers.Mounted[] {coordinatorApi.get(), panelApi.get()}) {
+      if (m != null) out.add(m.api());
+    }
+    return out;
   }
 
   /**
-   * Routes on the coordinator router under {@code /v1} that no {@link Api} put there (so none of them
-   * is guarded), but the public API description: must be empty.
+   * Routes under {@code /v1} and {@code /api/v1} that no {@link Api} put there (so none of them is
+   * guarded), but the public API description: must be empty.
    */
   public List<String> unguardedRoutes() {
-    Routers.Mounted m = coordinatorApi.get();
-    return m == null ? List.of() : m.unguarded().get();
+    List<String> out = new ArrayList<>();
+    for (Routers.Mounted m : new Routers.Mounted[] {coordinatorApi.get(), panelApi.get()}) {
+      if (m != null) out.addAll(m.unguarded().get());
+    }
+    return out;
   }
 
   private String deploymentState() {
@@ -410,6 +459,10 @@ public final class Meshplane implements AutoCloseable {
 
   public PolicyModule policy() {
     return policy;
+  }
+
+  public PanelModule panel() {
+    return panel;
   }
 
   public AuditModule audit() {

@@ -41,8 +41,9 @@ public final class TokenRepository {
         .map(rows -> rows.size() == 0 ? null : map(rows.iterator().next()));
   }
 
-  public Future<List<TokenRecord>> list(Boundary caller, boolean includeRevoked, Page page) {
+  public Future<List<TokenRecord>> list(Boundary caller, boolean includeRevoked, boolean includeAdmin, Page page) {
     String sql = "SELECT " + COLUMNS + " FROM tokens WHERE " + IN_SCOPE + " AND surface <> 'agent'"
+        + (includeAdmin ? "" : " AND surface <> 'admin'")
         + (includeRevoked ? "" : " AND revoked_at IS NULL")
         + " AND ($3::text IS NULL OR id > $3) ORDER BY id LIMIT $4";
     return pool.preparedQuery(sql).execute(Tuple.of(caller.team(), caller.environment(), page.afterPart(0), page.fetch()))

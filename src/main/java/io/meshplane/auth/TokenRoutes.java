@@ -73,6 +73,8 @@ public final class TokenRoutes {
       });
     });
 
+    // whoami describes a token: the panel's people read their own session instead (GET /session)
+    if (!api.forMachines()) return;
     // Scripts call whoami often (health checks of their own credentials): the answer depends only on
     // the token and its effective expiry, so it is encoded once per token and expiry.
     Cache<String, Buffer> whoami = Caffeine.newBuilder().maximumSize(10_000).expireAfterWrite(Duration.ofMinutes(1))

@@ -89,13 +89,27 @@ public final class TokenService {
 
   public Future<TokenRecord> get(Caller caller, String id) {
     return repository.find(pool, caller.boundary(), id, false).map(t -> {
-      if (t == null) throw Refusal.notFound("no token " + id);
+      if (t == null || hidden(caller, t)) throw Refusal.notFound("no token " + id);
       return t;
     });
   }
 
+  /**
+   * SPEC §7: an operator person manages the tokens of scripts, "tokens whose surface is not admin":
+   * admin tokens are not theirs to read either (a 404, as for a token outside their scope). Whoever
+   * may mint admin tokens sees them.
+   */
+  private static boolean seesAdminTokens(Caller caller) {
+    return caller.mayMint(Surface.ADMIN);
+  }
+
+  /** An admin token, for a caller who may not see admin tokens: it does not exist for them (read, rotate, revoke). */
+  private static boolean hidden(Caller caller, TokenRecord t) {
+    return t.scope().surface() == Surface.ADMIN && !seesAdminTokens(caller);
+  }
+
   public Future<JsonObject> list(Caller caller, boolean includeRevoked, Page page) {
-    return repository.list(caller.boundary(), includeRevoked, page)
+    return repository.list(caller.boundary(), includeRevoked, seesAdminTokens(caller), page)
         .map(rows -> page.respond(rows, t -> t.toJson(lastUse(t)), t -> List.of(t.id())));
   }
 
@@ -110,7 +124,7 @@ public final class TokenService {
   public Future<Void> revoke(Caller caller, RequestInfo request, String id) {
     Instant now = Times.now();
     return pool.withTransaction(tx -> repository.find(tx, caller.boundary(), id, true).compose(t -> {
-      if (t == null) return Future.failedFuture(Refusal.notFound("no token " + id));
+      if (t == null || hidden(caller, t)) return Future.failedFuture(Refusal.notFound("no token " + id));
       if (!caller.mayMint(t.scope().surface())) {
         return Future.<TokenRecord>failedFuture(new Denied(Refusal.forbidden(t.scope().surface() == Surface.ADMIN
             ? "only an admin can revoke an admin token" : "your grants do not allow " + t.scope().surface().wire + " tokens")));
@@ -156,7 +170,7 @@ public final class TokenService {
   public Future<Rotation> rotate(Caller caller, RequestInfo request, String id, RotateRequest req) {
     Instant now = Times.now();
     return pool.withTransaction(tx -> repository.find(tx, caller.boundary(), id, true).compose(old -> {
-      if (old == null) return Future.failedFuture(Refusal.notFound("no token " + id));
+      if (old == null || hidden(caller, old)) return Future.failedFuture(Refusal.notFound("no token " + id));
       Refusal refused = grantRefusal(caller, old.scope());
       if (refused != null) return Future.<Rotation>failedFuture(new Denied(refused));
       if (old.revokedAt() != null) return Future.failedFuture(Refusal.conflict("token " + id + " is revoked"));

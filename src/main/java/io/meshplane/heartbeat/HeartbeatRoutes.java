@@ -41,7 +41,12 @@ public final class HeartbeatRoutes {
           hb.relay() == null ? "" : hb.relay(), orEmpty(hb.routes()), hb.telemetry(), hb.knownPeers(), hb.knownAcl(),
           orEmpty(hb.services()));
       return batcher.submit(id, live)
-          .recover(t -> Future.failedFuture(Refusal.unavailable("the live state could not be stored; retry")))
+          .recover(t -> {
+            // the map write failed (its partition's owner just died, say): not acknowledged, so the
+            // agent's next beat carries the same state; a second is enough for the cluster to take over
+            ctx.response().putHeader("Retry-After", "1");
+            return Future.failedFuture(Refusal.unavailable("the live state could not be stored; retry"));
+          })
           .map(v -> {
             metrics.heartbeats.increment();
             // results are checked against this heartbeat (now stored); completions are written in the background

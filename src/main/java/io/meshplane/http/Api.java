@@ -4,6 +4,7 @@ import io.meshplane.access.Authenticator;
 import io.meshplane.access.Caller;
 import io.meshplane.access.Denials;
 import io.meshplane.access.Permission;
+import io.meshplane.access.Refused;
 import io.meshplane.common.Ids;
 import io.meshplane.common.Refusal;
 import io.meshplane.common.RequestInfo;
@@ -35,8 +36,13 @@ public final class Api {
     Future<?> handle(RoutingContext ctx, Caller caller);
   }
 
-  /** What a route requires: {@code permission} null means "any authenticated caller" (whoami). {@code path} is the full path. */
-  public record Declared(String api, HttpMethod method, String path, Permission permission, String action, String targetType) {}
+  /**
+   * What a route requires: {@code permission} null means "any authenticated caller" (whoami, the
+   * panel's own session), and {@code open} a route without a credential at all (the panel's login).
+   * {@code path} is the full path.
+   */
+  public record Declared(String api, HttpMethod method, String path, Permission permission, String action, String targetType,
+      boolean open) {}
 
   private final Router router;
   private final String name;
@@ -69,17 +75,41 @@ public final class Api {
    */
   public void route(HttpMethod method, String path, Permission permission, String action, String targetType, Handler handler) {
     if (permission == null) throw new IllegalArgumentException(method + " " + path + " must declare a permission");
-    add(new Declared(name, method, prefix + path, permission, action, targetType), handler);
+    add(new Declared(name, method, prefix + path, permission, action, targetType, false), handler);
   }
 
-  /** A route any authenticated caller may call, whatever its grants (only {@code whoami} is meant to be one). */
+  /**
+   * A route any authenticated caller may call, whatever its grants: {@code whoami}, and the panel's
+   * own session (read it, log out).
+   */
   public void anyCaller(HttpMethod method, String path, String action, Handler handler) {
-    add(new Declared(name, method, prefix + path, null, action, null), handler);
+    add(new Declared(name, method, prefix + path, null, action, null, false), handler);
+  }
+
+  /**
+   * A route that takes no credential: the panel's login, the one way to get one. The handler gets a
+   * null caller and does its own checks (the login's rate limits); it is declared like every other
+   * route, so the permission matrix lists it.
+   */
+  public void open(HttpMethod method, String path, String action, Handler handler) {
+    Declared d = new Declared(name, method, prefix + path, null, action, null, true);
+    declared.add(d);
+    mounted.add(router.route(d.method(), routePath(d)).handler(ctx -> {
+      try {
+        handler.handle(ctx, null).onFailure(ctx::fail);
+      } catch (RuntimeException e) {
+        ctx.fail(e);
+      }
+    }));
   }
 
   private void add(Declared d, Handler handler) {
     declared.add(d);
-    mounted.add(router.route(d.method(), d.path().replaceAll("\\{([a-z_]+)}", ":$1")).handler(ctx -> guard(ctx, d, handler)));
+    mounted.add(router.route(d.method(), routePath(d)).handler(ctx -> guard(ctx, d, handler)));
+  }
+
+  private static String routePath(Declared d) {
+    return d.path().replaceAll("\\{([a-z_]+)}", ":$1");
   }
 
   private void guard(RoutingContext ctx, Declared d, Handler handler) {
@@ -91,6 +121,11 @@ public final class Api {
     }
     authenticated.onComplete(ar -> {
       if (ar.failed()) {
+        if (ar.cause() instanceof Refused known) {
+          // the way in knew the caller and refused the request (the panel's CSRF check): on the record
+          deny(ctx, d, known.caller(), known.refusal(), false).onFailure(ctx::fail);
+          return;
+        }
         if (ar.cause() instanceof Refusal r && "token_revoked".equals(r.code())) {
           // a revoked credential that can still be named: its attempts are audited (once per window)
           Caller known = authenticator.attributable(ctx.request());
@@ -134,10 +169,9 @@ public final class Api {
     return denials.refuse(caller, request(ctx), action, targetType, targetId, refusal, repeatable);
   }
 
-  /** What a service needs of the request: its id and source address. */
+  /** What a service needs of the request: its id and source address (behind trusted proxies, the client's: {@link ClientAddresses}). */
   public static RequestInfo request(RoutingContext ctx) {
-    var remote = ctx.request().remoteAddress();
-    return new RequestInfo(RequestIds.of(ctx), remote == null ? null : remote.host());
+    return new RequestInfo(RequestIds.of(ctx), ClientAddresses.of(ctx));
   }
 
   /** The full path of something under this API, for {@code Location} headers: {@code location("/nodes/nd_…")}. */

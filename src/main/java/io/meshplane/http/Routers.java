@@ -47,25 +47,30 @@ public final class Routers {
     router.get(path).handler(ctx -> ctx.response().putHeader("Content-Type", "application/yaml").end(document));
   }
 
-  /** A router's handler, the API mounted on it, and the routes under its prefix that the API did not mount. */
-  public record Mounted(Handler<HttpServerRequest> handler, Api api, Supplier<List<String>> unguarded) {}
+  /** A router, the API mounted on it, and the routes under its prefix that the API did not mount. */
+  public record Mounted(Router router, Api api, Supplier<List<String>> unguarded) {
+    public Handler<HttpServerRequest> handler() {
+      return router;
+    }
+  }
 
   /**
    * An API on a fresh base router, with {@code mount} adding the features' routes: what a component
-   * serves once it is started. {@code <prefix>/openapi.yaml} serves {@code openApi} without a token.
+   * serves once it is started. {@code <prefix>/openapi.yaml} serves {@code openApi} without a token
+   * (none when {@code openApi} is null).
    */
-  public static Mounted api(Vertx vertx, Observability observability, Readiness readiness, Buffer openApi, String name, String prefix,
-      boolean machines, Authenticator authenticator, Denials denials, Consumer<Api> mount) {
-    Router router = base(vertx, observability, readiness);
+  public static Mounted api(Vertx vertx, Observability observability, Readiness readiness, ClientAddresses clients, Buffer openApi,
+      String name, String prefix, boolean machines, Authenticator authenticator, Denials denials, Consumer<Api> mount) {
+    Router router = base(vertx, observability, readiness, clients);
     String openApiPath = prefix + "/openapi.yaml";
-    openApi(router, openApiPath, openApi);
+    if (openApi != null) openApi(router, openApiPath, openApi);
     Api api = new Api(router, name, prefix, machines, authenticator, denials);
     mount.accept(api);
     return new Mounted(router, api, () -> {
       List<String> out = new ArrayList<>();
       for (Route r : router.getRoutes()) {
         String path = r.getPath() != null ? r.getPath() : r.getName();
-        if (path == null || !path.startsWith(prefix) || path.equals(openApiPath) || api.mounted(r)) continue;
+        if (path == null || !path.startsWith(prefix) || (openApi != null && path.equals(openApiPath)) || api.mounted(r)) continue;
         out.add((r.methods() == null ? "*" : r.methods().toString()) + " " + path);
       }
       return out;
@@ -76,10 +81,10 @@ public final class Routers {
    * What a component serves while the replica starts: probes, metrics, the API's description, and 503
    * {@code unavailable} with {@code Retry-After: 5} for every other path under {@code prefix}.
    */
-  public static Handler<HttpServerRequest> starting(Vertx vertx, Observability observability, Readiness readiness, Buffer openApi,
-      String prefix, Supplier<String> why) {
-    Router router = base(vertx, observability, readiness);
-    openApi(router, prefix + "/openapi.yaml", openApi);
+  public static Handler<HttpServerRequest> starting(Vertx vertx, Observability observability, Readiness readiness,
+      ClientAddresses clients, Buffer openApi, String prefix, Supplier<String> why) {
+    Router router = base(vertx, observability, readiness, clients);
+    if (openApi != null) openApi(router, prefix + "/openapi.yaml", openApi);
     router.route(prefix + "/*").handler(ctx -> {
       ctx.response().putHeader("Retry-After", "5");
       ctx.fail(Refusal.unavailable("this replica is starting (" + why.get() + "); retry"));
@@ -87,9 +92,11 @@ public final class Routers {
     return router;
   }
 
-  public static Router base(Vertx vertx, Observability observability, Readiness readiness) {
+  public static Router base(Vertx vertx, Observability observability, Readiness readiness, ClientAddresses clients) {
     Router router = Router.router(vertx);
     router.route().handler(RequestIds::handle);
+    // with no trusted proxy the TCP peer is the client: no handler on every request (the heartbeat's path)
+    if (clients.any()) router.route().handler(clients::handle);
     router.route().handler(JsonBodies::mediaType);
     router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT));
     router.route().handler(JsonBodies::parse);

@@ -68,7 +68,8 @@ public final class NodeRepository {
    * A page of nodes in id order. {@code status} is evaluated on the flushed heartbeat time (at most one
    * flush interval old); the live overlay is applied by the caller.
    */
-  public Future<List<NodeRecord>> list(Boundary caller, String status, Instant staleCutoff, String tag, String namePrefix, Page page) {
+  public Future<List<NodeRecord>> list(Boundary caller, String status, Instant staleCutoff, String tag, String namePrefix,
+      String agentVersion, Page page) {
     String sql = "SELECT " + COLUMNS + " FROM nodes WHERE " + IN_SCOPE
         + " AND ($3::text IS NULL OR id > $3)"
         + " AND ($4::text IS NULL OR $4 = ANY (tags))"
@@ -77,11 +78,28 @@ public final class NodeRepository {
         + "      OR ($6 = 'pending' AND heartbeat_at IS NULL)"
         + "      OR ($6 = 'online' AND heartbeat_at >= $7)"
         + "      OR ($6 = 'stale' AND heartbeat_at < $7))"
+        + " AND ($9::text IS NULL OR telemetry->>'agent_version' = $9)"
         + " ORDER BY id LIMIT $8";
     return pool.preparedQuery(sql)
         .execute(Tuple.from(new Object[] {caller.team(), caller.environment(), page.afterPart(0), tag, namePrefix, status,
-            Sql.odt(staleCutoff), page.fetch()}))
+            Sql.odt(staleCutoff), page.fetch(), agentVersion}))
         .map(rows -> Sql.list(rows, NodeRepository::map));
+  }
+
+  /**
+   * How many nodes of the boundary are pending, online and stale, on the flushed heartbeat times (as
+   * the list's status filter): {total, pending, stale}; online is the rest. One scan of the boundary's
+   * rows (an index-only count is not possible on a timestamp comparison): the panel's overview asks it
+   * at most every few seconds per open page.
+   */
+  public Future<long[]> counts(Boundary caller, Instant staleCutoff) {
+    return pool.preparedQuery("SELECT count(*), count(*) FILTER (WHERE heartbeat_at IS NULL),"
+            + " count(*) FILTER (WHERE heartbeat_at < $3) FROM nodes WHERE " + IN_SCOPE)
+        .execute(Tuple.of(caller.team(), caller.environment(), Sql.odt(staleCutoff)))
+        .map(rows -> {
+          var row = rows.iterator().next();
+          return new long[] {row.getLong(0), row.getLong(1), row.getLong(2)};
+        });
   }
 
   /**

@@ -26,6 +26,7 @@ import java.util.regex.Pattern;
 /** {@code /nodes} under an API: enrollment, inventory, deprovisioning (SPEC §4). Parsing here, rules in {@link NodeService}. */
 public final class NodeRoutes {
   private static final Pattern NAME_PREFIX = Pattern.compile("^[a-z0-9-]{1,63}$");
+  private static final Pattern AGENT_VERSION = Pattern.compile("[A-Za-z0-9.+_-]{1,64}");
   private static final Set<String> STATUSES = Set.of("pending", "online", "stale");
 
   private NodeRoutes() {}
@@ -126,8 +127,12 @@ public final class NodeRoutes {
     if (tag != null && !NodeFormats.tag(tag)) f.error("tag", "must be tag:<slug>");
     String prefix = ctx.request().getParam("name_prefix");
     if (prefix != null && !NAME_PREFIX.matcher(prefix).matches()) f.error("name_prefix", "must be 1-63 of a-z, 0-9, '-'");
+    String agentVersion = ctx.request().getParam("agent_version");
+    if (agentVersion != null && !AGENT_VERSION.matcher(agentVersion).matches()) {
+      f.error("agent_version", "must be 1-64 of A-Z, a-z, 0-9, '.', '+', '_', '-'");
+    }
     f.check();
-    return new NodeService.Query(status, tag, prefix);
+    return new NodeService.Query(status, tag, prefix, agentVersion);
   }
 
   /** A node id from the path; one that cannot be an id is simply not found. */

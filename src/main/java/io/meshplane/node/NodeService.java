@@ -37,7 +37,7 @@ public final class NodeService implements NodeReader {
   public record EnrollRequest(String name, String publicKey, String[] tags, Boundary boundary, String region) {}
 
   /** The inventory's filters (each null when not given). */
-  public record Query(String status, String tag, String namePrefix) {}
+  public record Query(String status, String tag, String namePrefix, String agentVersion) {}
 
   private final Pool pool;
   private final NodeRepository nodes;
@@ -148,12 +148,20 @@ public final class NodeService implements NodeReader {
 
   public Future<JsonObject> list(Caller caller, Query query, Page page) {
     long now = System.currentTimeMillis();
-    return nodes.list(caller.boundary(), query.status(), Instant.ofEpochMilli(live.staleCutoff(now)), query.tag(), query.namePrefix(), page)
+    return nodes.list(caller.boundary(), query.status(), Instant.ofEpochMilli(live.staleCutoff(now)), query.tag(), query.namePrefix(),
+        query.agentVersion(), page)
         .compose(rows -> {
           Set<String> ids = new LinkedHashSet<>();
           for (NodeRecord r : rows) ids.add(r.id());
           return live.getAll(ids).map(liveById -> page.respond(rows, r -> toJson(r, liveById.get(r.id()), now), r -> List.of(r.id())));
         });
+  }
+
+  /** {@code {total, online, stale, pending}} of the caller's boundary, on the flushed heartbeat times (as the list's filter). */
+  public Future<JsonObject> counts(Caller caller) {
+    long now = System.currentTimeMillis();
+    return nodes.counts(caller.boundary(), Instant.ofEpochMilli(live.staleCutoff(now))).map(c -> new JsonObject()
+        .put("total", c[0]).put("online", c[0] - c[1] - c[2]).put("stale", c[2]).put("pending", c[1]));
   }
 
   public Future<Void> delete(Caller caller, RequestInfo request, String id) {

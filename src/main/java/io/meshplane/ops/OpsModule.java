@@ -70,6 +70,11 @@ public final class OpsModule implements Module, NodeWork {
     OpsRoutes.mount(api, service, cursors);
   }
 
+  /** How many operations of the caller's boundary are in flight (pending or delivered): the panel's overview. */
+  public Future<Long> inFlight(io.meshplane.access.Caller caller) {
+    return service.inFlight(caller);
+  }
+
   @Override
   public Future<Void> stop() {
     vertx.cancelTimer(sweepTimer);

@@ -143,6 +143,13 @@ final class OpsRepository {
   }
 
   /** Whether the node exists inside the caller's boundary (an empty operations page of a missing node is a 404). */
+  /** Operations of the boundary still pending or delivered (the partial index on open operations serves it). */
+  Future<Long> openCount(Boundary caller) {
+    return pool.preparedQuery("SELECT count(*) FROM operations WHERE " + Sql.inScope(1, 2) + " AND status IN " + OPEN)
+        .execute(Tuple.of(caller.team(), caller.environment()))
+        .map(rows -> rows.iterator().next().getLong(0));
+  }
+
   Future<Boolean> nodeExists(Boundary caller, String nodeId) {
     return pool.preparedQuery("SELECT 1 FROM nodes WHERE " + Sql.inScope(1, 2) + " AND id = $3")
         .execute(Tuple.of(caller.team(), caller.environment(), nodeId)).map(rows -> rows.size() > 0);

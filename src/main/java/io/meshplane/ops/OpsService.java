@@ -318,4 +318,9 @@ final class OpsService {
         .put("completed_at", op.completedAt() == null ? null : Times.format(op.completedAt()))
         .put("result", op.result());
   }
+
+  /** How many operations of the caller's boundary are in flight (pending or delivered): the panel's overview. */
+  public Future<Long> inFlight(Caller caller) {
+    return repo.openCount(caller.boundary());
+  }
 }

@@ -306,6 +306,34 @@ final class PeerModel {
     }
   }
 
+  /**
+   * A node's current peers and inbound rules in full, for people (the panel's node page,
+   * {@code GET /nodes/{id}/peers}): the same entries as a full heartbeat answer, but not counted as an
+   * answer. Null when the model does not hold the node or it lies outside {@code boundary} (a 404,
+   * whichever it is).
+   */
+  JsonObject view(String nodeId, io.meshplane.access.Boundary boundary) {
+    Domain d = byNode.get(nodeId);
+    if (d == null || !boundary.covers(d.team, d.env)) return null;
+    long stamp = d.lock.readLock();
+    try {
+      Member m = d.members.get(nodeId);
+      if (m == null) return null;
+      JsonArray items = new JsonArray();
+      PeerClass c = m.cls;
+      for (int i = c.peers.nextSetBit(0); i >= 0; i = c.peers.nextSetBit(i + 1)) {
+        if (i != m.idx) items.add(new JsonObject(entry(d.byIdx[i])));
+      }
+      return new JsonObject()
+          .put("node_id", nodeId)
+          .put("relay", m.relay)
+          .put("peers", new JsonObject().put("version", m.peersVersion()).put("items", items))
+          .put("acl", new JsonObject().put("version", m.aclVersion()).put("rules", new JsonArray(c.rules)));
+    } finally {
+      d.lock.unlockRead(stamp);
+    }
+  }
+
   private static void unchanged(Buffer out, long version) {
     out.appendString("{\"version\":").appendString(Long.toString(version)).appendString(",\"unchanged\":true}");
   }

@@ -121,7 +121,7 @@ public final class PolicyModule implements Module, NodePolicy, ChangeLog.Feed {
 
   @Override
   public void routes(Api api) {
-    PolicyRoutes.mount(api, service, cursors);
+    PolicyRoutes.mount(api, service, cursors, model);
   }
 
   @Override
@@ -133,6 +133,22 @@ public final class PolicyModule implements Module, NodePolicy, ChangeLog.Feed {
 
   public PolicyService service() {
     return service;
+  }
+
+  /**
+   * Nodes of the boundary that are drifting now (claims of the cluster-wide drift map, placed by this
+   * replica's model): the panel's overview. The claims are few (a drifting node is an incident), so
+   * reading their keys is cheap; done off the event loop since the map call blocks.
+   */
+  public Future<Integer> drifting(io.meshplane.access.Boundary boundary) {
+    return vertx.executeBlocking(() -> {
+      int n = 0;
+      for (String id : driftMap.keySet()) {
+        PeerModel.Domain d = model.domainOf(id);
+        if (d != null && boundary.covers(d.team, d.env)) n++;
+      }
+      return n;
+    }, false);
   }
 
   // ---- NodePolicy ----

@@ -22,7 +22,15 @@ import io.vertx.ext.web.RoutingContext;
 final class PolicyRoutes {
   private PolicyRoutes() {}
 
-  static void mount(Api api, PolicyService policies, Cursors cursors) {
+  static void mount(Api api, PolicyService policies, Cursors cursors, PeerModel model) {
+    // a node's peers and inbound rules as its agent holds them: the dashboard's node page
+    api.route(GET, "/nodes/{id}/peers", Permission.NODES_READ, "node.read", "node", (ctx, caller) -> {
+      String id = ctx.pathParam("id");
+      JsonObject view = io.meshplane.common.Ids.wellFormed(id) ? model.view(id, caller.boundary()) : null;
+      if (view == null) return io.vertx.core.Future.failedFuture(Refusal.notFound("no node " + id));
+      Responses.ok(ctx, view);
+      return io.vertx.core.Future.succeededFuture();
+    });
     api.route(GET, "/acl", Permission.ACL_READ, "acl.read", null, (ctx, caller) ->
         policies.get(caller, scope(ctx, caller)).map(body -> respond(ctx, body)));
     api.route(PUT, "/acl", Permission.ACL_WRITE, "acl.update", "acl", (ctx, caller) -> {

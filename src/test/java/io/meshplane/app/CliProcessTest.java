@@ -87,7 +87,7 @@ class CliProcessTest {
       try {
         int port = awaitPort(log, "coordinator API listening on 127.0.0.1:(\\d+)", p);
         int panel = awaitPort(log, "web panel listening on 127.0.0.1:(\\d+)", p);
-        awaitLog(log, "ready: the coordinator API is served", p);
+        awaitLog(log, "ready: the coordinator API and the web panel are served", p);
         assertEquals(200, http.get(port, "/readyz").statusCode());
         assertEquals(200, http.get(panel, "/readyz").statusCode());
 

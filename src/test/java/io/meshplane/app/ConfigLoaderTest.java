@@ -23,7 +23,7 @@ class ConfigLoaderTest {
     assertEquals("0.0.0.0", c.httpHost());
     assertEquals(8080, c.httpPort());
     assertEquals(8081, c.panelPort());
-    assertTrue(c.panelCookieSecure());
+    assertTrue(c.panel().cookieSecure());
     assertTrue(c.embeddedPostgres());
     assertEquals("meshplane", c.clusterName());
     assertEquals(5701, c.clusterPort());

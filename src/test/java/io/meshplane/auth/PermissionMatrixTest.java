@@ -2,6 +2,7 @@ package io.meshplane.auth;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.access.Grants;
 import io.meshplane.access.Permission;
@@ -10,6 +11,7 @@ import io.meshplane.access.Surface;
 import io.meshplane.app.Meshplane;
 import io.meshplane.http.Api;
 import io.meshplane.testing.Http;
+import io.meshplane.testing.PanelSession;
 import io.meshplane.testing.TestCluster;
 import io.meshplane.testing.Tokens;
 import io.vertx.core.buffer.Buffer;
@@ -39,6 +41,9 @@ import org.junit.jupiter.api.Timeout;
 class PermissionMatrixTest {
   /** The contract's route → permission table; null = any valid token. */
   static final Map<String, Permission> EXPECTED = new LinkedHashMap<>();
+  /** The panel's routes that need a session (null = any signed-in person); its login takes no credential. */
+  static final Map<String, Permission> PANEL = new LinkedHashMap<>();
+  static final String PANEL_LOGIN = "POST /api/v1/session";
 
   static {
     EXPECTED.put("POST /v1/auth/tokens", Permission.TOKENS_WRITE);
@@ -69,7 +74,21 @@ class PermissionMatrixTest {
     EXPECTED.put("GET /v1/acl/versions/{version}", Permission.ACL_READ);
     EXPECTED.put("POST /v1/acl/versions/{version}/restore", Permission.ACL_WRITE);
     EXPECTED.put("POST /v1/acl/preview", Permission.ACL_READ);
+    EXPECTED.put("GET /v1/nodes/{id}/peers", Permission.NODES_READ);
+    // SPEC §7: the panel serves the same routes for people (but the machines' own: the heartbeat, whoami)
+    for (Map.Entry<String, Permission> e : EXPECTED.entrySet()) {
+      if (e.getKey().endsWith("/heartbeat") || e.getKey().endsWith("/whoami")) continue;
+      PANEL.put(e.getKey().replace(" /v1/", " /api/v1/"), e.getValue());
+    }
+    PANEL.put("GET /api/v1/session", null);
+    PANEL.put("DELETE /api/v1/session", null);
+    PANEL.put("GET /api/v1/users", Permission.USERS_MANAGE);
+    PANEL.put("POST /api/v1/users", Permission.USERS_MANAGE);
+    PANEL.put("GET /api/v1/users/{id}", Permission.USERS_MANAGE);
+    PANEL.put("PATCH /api/v1/users/{id}", Permission.USERS_MANAGE);
+    PANEL.put("GET /api/v1/overview", Permission.NODES_READ);
   }
+
 
   /** The node the matrix's agent token belongs to: its own heartbeat route is the one it may call. */
   static final String AGENT_NODE = "nd_01m8000000000000000000000a";
@@ -79,7 +98,8 @@ class PermissionMatrixTest {
 
   @BeforeAll
   static void start() {
-    cluster = TestCluster.started(1);
+    // the matrix sends a few dozen requests per session at once: above the default burst of 40
+    cluster = TestCluster.started(1, Map.of("panel.api_burst", "1000", "panel.api_rate", "1000", "panel.login_per_address", "1000"));
     app = cluster.replica(0);
     http = cluster.http();
   }
@@ -124,14 +144,25 @@ class PermissionMatrixTest {
   @Test
   void everyMountedRouteIsDeclaredAndEveryDeclaredRouteHasAMatrixRow() {
     Set<String> declared = new TreeSet<>();
-    assertEquals(List.of("coordinator"), app.apis().stream().map(Api::name).toList(), "every API this replica serves is in the matrix");
+    assertEquals(List.of("coordinator", "panel"), app.apis().stream().map(Api::name).toList(),
+        "every API this replica serves is in the matrix");
     for (Api api : app.apis()) {
+      Map<String, Permission> matrix = api.name().equals("panel") ? PANEL : EXPECTED;
       for (Api.Declared d : api.declared()) {
-        declared.add(d.method().name() + " " + d.path());
-        assertEquals(EXPECTED.get(d.method().name() + " " + d.path()), d.permission(), d.method() + " " + d.path());
+        String key = d.method().name() + " " + d.path();
+        declared.add(key);
+        if (key.equals(PANEL_LOGIN)) {
+          assertTrue(d.open() && d.permission() == null, "the login is the one route without a credential");
+          continue;
+        }
+        assertEquals(false, d.open(), key + " must take a credential");
+        assertEquals(matrix.get(key), d.permission(), key);
       }
     }
-    assertEquals(new TreeSet<>(EXPECTED.keySet()), declared, "every declared route has exactly one row in the matrix");
+    Set<String> rows = new TreeSet<>(EXPECTED.keySet());
+    rows.addAll(PANEL.keySet());
+    rows.add(PANEL_LOGIN);
+    assertEquals(rows, declared, "every declared route has exactly one row in the matrix");
     assertEquals(List.of(), app.unguardedRoutes(), "nothing is mounted under /v1 without a guard");
     assertEquals(200, http.get(app.coordinatorPort(), Meshplane.OPENAPI_PATH).statusCode(), "but the public API description");
   }
@@ -143,6 +174,49 @@ class PermissionMatrixTest {
       assertEquals(401, r.statusCode(), route);
       assertEquals("unauthenticated", r.bodyAsJsonObject().getString("code"), route);
     }
+  }
+
+  @Test
+  void everyPanelRouteRefusesARequestWithoutASession() {
+    for (String route : PANEL.keySet()) {
+      HttpResponse<Buffer> r = callPanel(route, null);
+      assertEquals(401, r.statusCode(), route);
+      assertEquals("unauthenticated", r.bodyAsJsonObject().getString("code"), route);
+    }
+  }
+
+  @Test
+  void everyRoleIsAllowedOrForbiddenOnEveryPanelRouteExactlyAsTheSpecSays() {
+    Map<Role, PanelSession> sessions = new EnumMap<>(Role.class);
+    for (Role role : Role.values()) {
+      PanelSession.user(app, "matrix-" + role.wire, role.wire, "team-a", "prod");
+      sessions.put(role, PanelSession.signIn(http, app.panelPort(), "matrix-" + role.wire));
+    }
+    List<String> mismatches = new ArrayList<>();
+    for (Map.Entry<String, Permission> row : PANEL.entrySet()) {
+      if (row.getKey().equals("DELETE /api/v1/session")) continue; // would end the session the matrix uses; PanelApiTest covers it
+      for (Role role : Role.values()) {
+        boolean allowed = row.getValue() == null || Grants.of(role).grants(row.getValue());
+        HttpResponse<Buffer> r = callPanel(row.getKey(), sessions.get(role));
+        assertNotEquals(401, r.statusCode(), row.getKey() + " as " + role.wire + ": " + r.bodyAsString());
+        assertNotEquals(500, r.statusCode(), row.getKey() + " as " + role.wire + ": " + r.bodyAsString());
+        boolean forbidden = r.statusCode() == 403 && "forbidden".equals(r.bodyAsJsonObject().getString("code"));
+        if (allowed == forbidden) mismatches.add(role.wire + " " + row.getKey() + " -> " + r.statusCode());
+      }
+    }
+    assertEquals(List.of(), mismatches);
+  }
+
+  private HttpResponse<Buffer> callPanel(String route, PanelSession session) {
+    String[] parts = route.split(" ", 2);
+    String path = parts[1].startsWith("/api/v1/nodes/{id}")
+        ? parts[1].replace("{id}", AGENT_NODE)
+        : parts[1].replace("{id}", parts[1].startsWith("/api/v1/users") ? "usr_01m8000000000000000000000z" : "tok_01m8000000000000000000000z")
+            .replace("{version}", "1");
+    HttpMethod method = HttpMethod.valueOf(parts[0]);
+    JsonObject body = method == HttpMethod.POST || method == HttpMethod.PATCH ? new JsonObject() : null;
+    if (session == null) return http.send(method, app.panelPort(), path, null, body);
+    return session.send(method, app.panelPort(), path, body);
   }
 
   @Test

@@ -12,10 +12,13 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -52,6 +55,15 @@ class OpenApiContractTest {
     if (cluster != null) cluster.close();
   }
 
+  /**
+   * The document lists exactly what the replica serves. The coordinator API's routes (and the probes,
+   * metrics and the document itself) are listed under their own paths. The panel API's routes are
+   * either its own, listed under {@code /api/v1/...}, or a mirror of a listed {@code /v1} route (the
+   * same route under {@code /api/v1}), which the document describes once, in {@code info.description}
+   * and the "Web panel" tag, rather than listing it twice. A route mounted that is neither listed nor
+   * a mirror, or listed and not mounted, fails; so does a change to which {@code /v1} routes the
+   * panel leaves out (the document names them: the heartbeat and whoami).
+   */
   @Test
   @SuppressWarnings("unchecked")
   void theDocumentListsExactlyTheMountedRoutes() {
@@ -62,11 +74,49 @@ class OpenApiContractTest {
         if (Set.of("get", "put", "post", "delete", "patch").contains(method)) documented.add(method.toUpperCase() + " " + path.getKey());
       }
     }
-    Set<String> served = new TreeSet<>(List.of("GET /healthz", "GET /readyz", "GET /metrics", "GET " + Meshplane.OPENAPI_PATH));
+    Set<String> coordinator = new TreeSet<>(List.of("GET /healthz", "GET /readyz", "GET /metrics", "GET " + Meshplane.OPENAPI_PATH));
+    Set<String> panelOwn = new TreeSet<>();
+    Set<String> mirrored = new TreeSet<>();
+    Set<String> neither = new TreeSet<>();
+    List<String> names = new ArrayList<>();
     for (Api api : app.apis()) {
-      for (Api.Declared d : api.declared()) served.add(d.method().name() + " " + d.path());
+      names.add(api.name());
+      for (Api.Declared d : api.declared()) {
+        String route = d.method().name() + " " + d.path();
+        if (api.name().equals("coordinator")) {
+          assertTrue(d.path().startsWith(Meshplane.COORDINATOR_PREFIX + "/"), route);
+          coordinator.add(route);
+          continue;
+        }
+        assertEquals("panel", api.name(), route);
+        assertTrue(d.path().startsWith(Meshplane.PANEL_PREFIX + "/"), route);
+        String original = d.method().name() + " " + Meshplane.COORDINATOR_PREFIX + d.path().substring(Meshplane.PANEL_PREFIX.length());
+        if (documented.contains(route)) panelOwn.add(route);
+        else if (documented.contains(original)) mirrored.add(original);
+        else neither.add(route);
+      }
     }
+    assertEquals(List.of("coordinator", "panel"), names);
+    assertEquals(Set.of(), neither, "panel routes neither documented under /api/v1 nor mirrors of a documented /v1 route");
+    Set<String> served = new TreeSet<>(coordinator);
+    served.addAll(panelOwn);
     assertEquals(served, documented);
+    // the document says which /v1 routes the panel does not serve: exactly these
+    Set<String> notMirrored = new TreeSet<>(coordinator);
+    notMirrored.removeAll(mirrored);
+    assertEquals(new TreeSet<>(List.of("GET /healthz", "GET /readyz", "GET /metrics", "GET " + Meshplane.OPENAPI_PATH,
+        "POST /v1/nodes/{id}/heartbeat", "GET /v1/auth/whoami")), notMirrored);
+    String description = (String) ((Map<String, Object>) doc.get("info")).get("description");
+    assertTrue(description.contains("except `POST /v1/nodes/{id}/heartbeat` and `GET /v1/auth/whoami`"), description);
+    // and the "Web panel" tag lists the mirrored routes one by one: `/nodes/{id}` (GET, DELETE)
+    String tag = ((List<Map<String, Object>>) doc.get("tags")).stream().filter(t -> "Web panel".equals(t.get("name")))
+        .map(t -> (String) t.get("description")).findFirst().orElseThrow();
+    Set<String> listed = new TreeSet<>();
+    Matcher m = Pattern.compile("`(/[^`\\s]+)`\\s+\\(([A-Z,\\s]+)\\)").matcher(tag);
+    while (m.find()) {
+      for (String method : m.group(2).trim().split(",\\s*")) listed.add(method + " " + Meshplane.COORDINATOR_PREFIX + m.group(1));
+    }
+    assertEquals(mirrored, listed, "the routes the Web panel tag lists as served under /api/v1");
   }
 
   @Test
@@ -108,13 +158,40 @@ class OpenApiContractTest {
     check("GET", "/v1/nodes", root, null, "limit=1");
     check("GET", "/v1/nodes", root, null, "status=gone"); // 400
     check("GET", "/v1/nodes/" + nodeId, root, null, null);
+    // the node's peers and inbound rules, as its agent holds them
+    assertEquals(200, contract.exchange("GET", "/v1/nodes/" + nodeId + "/peers", root, null, null, null).statusCode());
+    assertEquals(404, contract.exchange("GET", "/v1/nodes/nd_01m8000000000000000000000z/peers", root, null, null, null).statusCode());
+    assertEquals(404, contract.exchange("GET", "/v1/nodes/not-a-node/peers", root, null, null, null).statusCode());
+    // the agent_version filter reads the flushed telemetry: the node is listed once a heartbeat that reports it is written
+    check("POST", "/v1/nodes/" + nodeId + "/heartbeat", agent, Nodes.beat(2).encode(), null);
+    long deadline = System.currentTimeMillis() + 10_000;
+    JsonObject byVersion;
+    do {
+      byVersion = check("GET", "/v1/nodes", root, null, "agent_version=1.4.0");
+    } while (byVersion.getJsonArray("items").isEmpty() && System.currentTimeMillis() < deadline && pause());
+    assertEquals(1, byVersion.getJsonArray("items").size(), byVersion.encode());
+    assertEquals(0, check("GET", "/v1/nodes", root, null, "agent_version=1.4.1").getJsonArray("items").size());
+    HttpResponse<Buffer> badVersion = contract.exchange("GET", "/v1/nodes", root, null, "agent_version=1.4.0%2F", null);
+    assertEquals(400, badVersion.statusCode(), badVersion.bodyAsString());
+    assertEquals("agent_version", badVersion.bodyAsJsonObject().getJsonArray("errors").getJsonObject(0).getString("field"));
     check("GET", "/v1/events", root, null, "limit=5");
     check("GET", "/v1/audit", root, null, "limit=3");
     check("GET", "/v1/audit", root, null, "cursor=forged"); // 400
     check("DELETE", "/v1/nodes/" + nodeId, root, null, null);
     check("GET", "/v1/nodes/" + nodeId, root, null, null); // 404
+    assertEquals(404, contract.exchange("GET", "/v1/nodes/" + nodeId + "/peers", root, null, null, null).statusCode());
     check("POST", "/v1/nodes", root, "{\"name\":", null); // 400 malformed
     assertEquals(List.of(), contract.findings());
+  }
+
+  private static boolean pause() {
+    try {
+      Thread.sleep(200);
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
   }
 
   /** Sends one request, validates request and answer against the document, returns the answer's JSON (or null). */

@@ -1,0 +1,51 @@
+package io.meshplane.http;
+
+import io.vertx.core.http.HttpMethod;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.StaticHandler;
+
+/**
+ * The panel's browser side: the dashboard's static files (src/main/resources/webroot, no build step)
+ * at {@code /}, and the headers every panel answer carries. The Content-Security-Policy allows only
+ * the panel's own origin for scripts, styles, images and requests, no inline script or style, no
+ * framing, no plugins: an injected string can never become code. API answers are never cached.
+ */
+public final class Dashboard {
+  public static final String CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self';"
+      + " font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
+
+  private Dashboard() {}
+
+  /**
+   * Puts the security headers in front of every route of {@code router} and serves the dashboard's
+   * files for GET requests that no other route took ({@code apiPrefix} paths never reach the files).
+   */
+  public static void mount(Router router, String apiPrefix) {
+    router.route().order(-1).handler(ctx -> headers(ctx, apiPrefix));
+    StaticHandler files = StaticHandler.create("webroot")
+        .setIndexPage("index.html")
+        .setDirectoryListing(false)
+        .setIncludeHidden(false)
+        // the handler's own caching headers would be wrong here: no ETag, a Last-Modified that is the
+        // time this replica unpacked the file from the jar (another replica, another date) and
+        // "immutable"; the files are small (~200 KB in all), so a browser simply fetches them again
+        .setCachingEnabled(false)
+        .setDefaultContentEncoding("UTF-8");
+    router.routeWithRegex("^/(?!" + apiPrefix.substring(1).replace("/", "\\/") + "/).*").method(HttpMethod.GET).method(HttpMethod.HEAD)
+        .handler(files);
+  }
+
+  private static void headers(RoutingContext ctx, String apiPrefix) {
+    var h = ctx.response().headers();
+    h.set("Content-Security-Policy", CSP);
+    h.set("X-Content-Type-Options", "nosniff");
+    h.set("X-Frame-Options", "DENY");
+    h.set("Referrer-Policy", "no-referrer");
+    h.set("Cross-Origin-Opener-Policy", "same-origin");
+    h.set("Cross-Origin-Resource-Policy", "same-origin");
+    // API answers are never stored; the dashboard's files are checked on every load (an upgrade shows at once)
+    h.set("Cache-Control", ctx.request().path().startsWith(apiPrefix) ? "no-store" : "no-cache");
+    ctx.next();
+  }
+}

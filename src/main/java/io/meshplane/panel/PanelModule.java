@@ -1,0 +1,102 @@
+package io.meshplane.panel;
+
+import com.hazelcast.core.HazelcastInstance;
+import io.meshplane.access.Authenticator;
+import io.meshplane.access.Boundary;
+import io.meshplane.access.Caller;
+import io.meshplane.audit.AuditLog;
+import io.meshplane.http.Api;
+import io.meshplane.http.Cursors;
+import io.meshplane.module.Module;
+import io.meshplane.observe.MeshMetrics;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import java.util.function.Function;
+
+/**
+ * The web panel as a module (SPEC §7): people, their sessions and the panel's own routes. It adds
+ * sessions, not logic: the panel API ({@code /api/v1}) mounts every other module's routes too, with
+ * {@link #authenticator()} as the way in, so nodes, operations, tokens, policy, audit and events are
+ * the same services under the same permission table as on {@code /v1}. Its own routes: the session
+ * (login, read, logout), users (admins), and the overview.
+ */
+public final class PanelModule implements Module {
+  /** The cookie's name: the {@code __Host-} prefix (Secure, Path=/, no Domain, enforced by browsers) when the cookie is Secure. */
+  static final String SECURE_COOKIE = "__Host-meshplane_session";
+  static final String PLAIN_COOKIE = "meshplane_session";
+  private static final long SESSION_GAUGE_MS = 10_000;
+
+  /** What the overview reads from the other features, handed in by the wiring point (the panel imports none of them). */
+  public record Sources(Function<Caller, Future<JsonObject>> nodeCounts, Function<Caller, Future<Long>> operationsInFlight,
+      Function<Boundary, Future<Integer>> drifting, long heartbeatIntervalSeconds) {}
+
+  private final Vertx vertx;
+  private final Cursors cursors;
+  private final PanelSettings settings;
+  private final Sources sources;
+  private final PanelMetrics metrics;
+  private final Passwords passwords;
+  private final Sessions sessions;
+  private final RateLimits limits;
+  private final UserService users;
+  private final HeartbeatRate rate;
+  private final String cookieName;
+  private final SessionAuthenticator authenticator;
+  private long gaugeTimer = -1;
+
+  public PanelModule(Vertx vertx, HazelcastInstance hz, Pool pool, AuditLog audit, MeshMetrics meshMetrics, Cursors cursors,
+      PanelSettings settings, Sources sources) {
+    this.vertx = vertx;
+    this.cursors = cursors;
+    this.settings = settings;
+    this.sources = sources;
+    this.metrics = new PanelMetrics(meshMetrics.registry());
+    this.passwords = new Passwords(vertx);
+    this.sessions = new Sessions(vertx, hz, settings.sessionIdle(), settings.sessionLifetime());
+    this.limits = new RateLimits(vertx, hz, settings);
+    this.users = new UserService(pool, new UserRepository(pool), passwords, sessions, audit);
+    this.rate = new HeartbeatRate(vertx, hz, meshMetrics.heartbeats);
+    this.cookieName = settings.cookieSecure() ? SECURE_COOKIE : PLAIN_COOKIE;
+    this.authenticator = new SessionAuthenticator(sessions, limits, metrics, cookieName);
+  }
+
+  @Override
+  public String name() {
+    return "panel";
+  }
+
+  @Override
+  public Future<Void> start() {
+    rate.start();
+    gaugeTimer = vertx.setPeriodic(SESSION_GAUGE_MS, t -> vertx.executeBlocking(sessions::localCount, false)
+        .onSuccess(metrics.sessions::set));
+    return Future.succeededFuture();
+  }
+
+  @Override
+  public void routes(Api api) {
+    if (api.forMachines()) return;
+    SessionRoutes.mount(api, users, sessions, limits, metrics, settings, cookieName);
+    UserRoutes.mount(api, users, cursors);
+    OverviewRoutes.mount(api, sources, rate);
+  }
+
+  @Override
+  public Future<Void> stop() {
+    vertx.cancelTimer(gaugeTimer);
+    rate.stop();
+    passwords.close();
+    return Future.succeededFuture();
+  }
+
+  /** The panel's way in: a session cookie, with CSRF on mutating requests and a rate per session. */
+  public Authenticator authenticator() {
+    return authenticator;
+  }
+
+  public UserService users() {
+    return users;
+  }
+}

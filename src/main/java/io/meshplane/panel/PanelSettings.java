@@ -1,0 +1,23 @@
+package io.meshplane.panel;
+
+import java.time.Duration;
+
+/**
+ * The panel's settings (config/meshplane.yaml, {@code panel.*}).
+ *
+ * @param cookieSecure the session cookie's {@code Secure} flag (false only for local http)
+ * @param sessionIdle a session unused this long ends
+ * @param sessionLifetime a session ends this long after login, used or not
+ * @param loginFailures failed logins per username + source address within {@code loginWindow}
+ * @param loginWindow the window those failures are counted in (refilled evenly)
+ * @param loginPerAddressPerMinute login attempts per source address per minute, whatever the username
+ * @param apiRate requests per second per session
+ * @param apiBurst the burst per session above that rate
+ */
+public record PanelSettings(boolean cookieSecure, Duration sessionIdle, Duration sessionLifetime, int loginFailures, Duration loginWindow,
+    int loginPerAddressPerMinute, int apiRate, int apiBurst) {
+  /** The defaults of config/meshplane.yaml. */
+  public static PanelSettings defaults(boolean cookieSecure) {
+    return new PanelSettings(cookieSecure, Duration.ofMinutes(30), Duration.ofHours(12), 5, Duration.ofMinutes(15), 30, 20, 40);
+  }
+}

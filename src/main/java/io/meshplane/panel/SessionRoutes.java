@@ -1,0 +1,140 @@
+package io.meshplane.panel;
+
+import static io.vertx.core.http.HttpMethod.DELETE;
+import static io.vertx.core.http.HttpMethod.GET;
+import static io.vertx.core.http.HttpMethod.POST;
+
+import io.meshplane.access.Caller;
+import io.meshplane.common.Fields;
+import io.meshplane.common.Refusal;
+import io.meshplane.common.RequestInfo;
+import io.meshplane.common.Times;
+import io.meshplane.http.Api;
+import io.meshplane.http.JsonBodies;
+import io.meshplane.http.Responses;
+import io.vertx.core.Future;
+import io.vertx.core.http.Cookie;
+import io.vertx.core.http.CookieSameSite;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.RoutingContext;
+import java.time.Instant;
+import java.util.Locale;
+
+/**
+ * {@code /session} (SPEC §7): sign in, read the session, sign out. The login is the panel's one route
+ * without a credential: it is rate-limited per source address and per username + address before the
+ * password is even checked, answers the same 401 for an unknown user, a wrong password and a
+ * disabled user (in the same time: see {@link Passwords}), and issues a new session id on every
+ * success (a session id the browser had before is ended: no fixation).
+ */
+final class SessionRoutes {
+  private SessionRoutes() {}
+
+  static void mount(Api api, UserService users, Sessions sessions, RateLimits limits, PanelMetrics metrics, PanelSettings settings,
+      String cookieName) {
+    api.open(POST, "/session", "session.login", (ctx, none) -> login(ctx, users, sessions, limits, metrics, settings, cookieName));
+    api.anyCaller(GET, "/session", "session.read", (ctx, caller) -> sessions.find(cookie(ctx, cookieName)).map(s -> {
+      if (s == null) throw Refusal.unauthenticated("the session has ended or expired: sign in again");
+      Responses.ok(ctx, body(s, sessions));
+      return null;
+    }));
+    // on the record first: when the audit trail cannot be written (PostgreSQL away) the logout fails
+    // whole (503) and the session stays as it was
+    api.anyCaller(DELETE, "/session", "session.logout", (ctx, caller) -> users.loggedOut(caller, Api.request(ctx))
+        .compose(v -> sessions.end(caller.credential()))
+        .map(v -> {
+          ctx.response().addCookie(cookie(cookieName, "", settings, 0));
+          Responses.noContent(ctx);
+          return null;
+        }));
+  }
+
+  private static Future<Void> login(RoutingContext ctx, UserService users, Sessions sessions, RateLimits limits, PanelMetrics metrics,
+      PanelSettings settings, String cookieName) {
+    JsonObject body = JsonBodies.required(ctx);
+    Fields f = new Fields();
+    String username = f.string(body, "username", "username");
+    String password = f.string(body, "password", "password");
+    if (username != null && (username.isEmpty() || username.length() > UserRoutes.MAX_USERNAME)) {
+      f.error("username", "must be 1-" + UserRoutes.MAX_USERNAME + " characters");
+    }
+    if (password != null && (password.isEmpty() || password.codePointCount(0, password.length()) > UserRoutes.MAX_PASSWORD)) {
+      f.error("password", "must be 1-" + UserRoutes.MAX_PASSWORD + " characters");
+    }
+    f.check();
+    // a name no user can have (a NUL, a space, a letter outside ASCII, …) is refused before it reaches
+    // PostgreSQL or a limiter key
+    String name = UserRoutes.canonical(username);
+    if (name == null) throw Refusal.invalid("username", "no user can have this name");
+    RequestInfo request = Api.request(ctx);
+    String address = request.sourceAddress() == null ? "unknown" : request.sourceAddress();
+    String previous = cookie(ctx, cookieName);
+    return limits.loginAttempt(address)
+        .compose(v -> v.allowed() ? limits.loginAttempt(name, address) : Future.succeededFuture(v))
+        .compose(verdict -> {
+          if (!verdict.allowed()) return limited(ctx, metrics, verdict);
+          return users.check(name, password).compose(user -> {
+            if (user == null) {
+              metrics.loginFailure.increment();
+              return users.byUsername(name)
+                  .compose(known -> users.loginFailed(known, name, request))
+                  .compose(v -> Future.failedFuture(Refusal.unauthenticated("wrong username or password")));
+            }
+            Future<Void> endPrevious = previous == null || !Sessions.wellFormed(previous)
+                ? Future.succeededFuture() : sessions.end(Sessions.digest(previous));
+            // the session is stored first, then the login is recorded only if the user is still as it
+            // was read: a change that committed meanwhile (disabled, new role or password) ended the
+            // user's sessions before this one existed, so this one is ended here instead
+            return endPrevious
+                .compose(v -> sessions.create(user))
+                .compose(created -> users.loggedIn(user, request)
+                    .recover(t -> sessions.end(created.session().key()).transform(x -> Future.<Boolean>failedFuture(t)))
+                    .compose(current -> current ? Future.succeededFuture()
+                        : sessions.end(created.session().key()).compose(x -> Future.failedFuture(
+                            Refusal.unauthenticated("wrong username or password"))))
+                    .compose(v -> limits.loginSucceeded(name, address))
+                    .map(v -> {
+                      metrics.loginSuccess.increment();
+                      ctx.response().addCookie(cookie(cookieName, created.id(), settings, settings.sessionLifetime().toSeconds()));
+                      Responses.ok(ctx, body(created.session(), sessions));
+                      return null;
+                    }));
+          });
+        });
+  }
+
+  private static Future<Void> limited(RoutingContext ctx, PanelMetrics metrics, RateLimits.Verdict verdict) {
+    metrics.loginRateLimited.increment();
+    metrics.rateLimitedLogin.increment();
+    ctx.response().putHeader("Retry-After", Long.toString(verdict.retryAfterSeconds()));
+    return Future.failedFuture(new Refusal(Refusal.Kind.RATE_LIMITED, "rate_limited",
+        "too many login attempts; retry in " + verdict.retryAfterSeconds() + " s"));
+  }
+
+  /** The session as its person sees it: who they are, what they may do, the CSRF token, when it ends. */
+  private static JsonObject body(Session s, Sessions sessions) {
+    Caller c = s.caller();
+    return new JsonObject()
+        .put("user", new JsonObject().put("id", s.userId()).put("username", s.username()).put("role", s.role().wire)
+            .put("team", s.team()).put("environment", s.environment()))
+        .put("permissions", new JsonArray(c.permissionNames()))
+        .put("csrf_token", s.csrf())
+        .put("expires_at", Times.format(Instant.ofEpochMilli(s.expiresAtMs())))
+        .put("idle_timeout_s", sessions.idle().toSeconds());
+  }
+
+  private static String cookie(RoutingContext ctx, String name) {
+    Cookie c = ctx.request().getCookie(name);
+    return c == null ? null : c.getValue();
+  }
+
+  /**
+   * The session cookie with every flag set here (Vert.x's defaults are neither HttpOnly nor Secure):
+   * HttpOnly, SameSite=Strict, Path=/, Secure unless {@code panel.cookie_secure=false}.
+   */
+  static Cookie cookie(String name, String value, PanelSettings settings, long maxAgeSeconds) {
+    return Cookie.cookie(name, value).setPath("/").setHttpOnly(true).setSecure(settings.cookieSecure())
+        .setSameSite(CookieSameSite.STRICT).setMaxAge(maxAgeSeconds);
+  }
+}
