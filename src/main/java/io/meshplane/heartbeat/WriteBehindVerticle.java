@@ -2,6 +2,8 @@ package io.meshplane.heartbeat;
 
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.IMap;
+import com.hazelcast.cluster.Member;
+import com.hazelcast.partition.Partition;
 import com.hazelcast.partition.PartitionService;
 import com.hazelcast.query.Predicates;
 import io.meshplane.node.NodeEvents;
@@ -12,6 +14,7 @@ import io.vertx.pgclient.PgException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
@@ -40,14 +43,20 @@ import org.slf4j.LoggerFactory;
  * T everything still dirty was written after about T. The next flush looks at {@code heartbeatAt >=
  * T - margin} (the margin covers clock differences between replicas and the flush's own duration),
  * plus the entries it wrote last time. A full sweep every {@link #SWEEP_EVERY_MS} (and on start)
- * catches anything outside the window, such as the backlog of a dead member whose partitions this
- * member took over.
+ * catches anything outside the window. Partitions this member gains (a member left, gracefully or
+ * not, or a new one rebalanced) arrive with their old dirty entries, and writes retried during the
+ * migration land late with their first stamp: so each flush compares the set of partitions owned here
+ * with the previous flush's (271 lookups in the local partition table), and a gain sweeps at once and
+ * once more {@link #RESWEEP_AFTER_GAIN_MS} later. A dead member's backlog is written within a flush
+ * interval of the takeover, not within a sweep period.
  */
 public final class WriteBehindVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(WriteBehindVerticle.class);
   static final int BATCH = 2000;
   static final long SWEEP_EVERY_MS = 60_000;
   static final long CLOCK_MARGIN_MS = 5_000;
+  /** After this member gained partitions, a second sweep this much later catches writes retried during the migration. */
+  static final long RESWEEP_AFTER_GAIN_MS = 10_000;
   /**
    * At most this many written rows wait for the next flush to settle their marks (~250 B each); more
    * (a backlog flushed after an outage) are settled at once, with one more pass over them.
@@ -66,6 +75,10 @@ public final class WriteBehindVerticle extends VerticleBase {
   /** Dirty entries are looked for at or after this heartbeat time; MIN_VALUE = sweep everything. */
   private long window = Long.MIN_VALUE;
   private long lastSweep;
+  /** The partitions this member owned at the last flush (null before the first); a gain triggers a sweep. Worker thread only. */
+  private BitSet owned;
+  /** When to sweep once more after a gain (0: not planned). Worker thread only. */
+  private long resweepAt;
   /** This flush's committed changes, published when it ends (NodeEvents copies the lists). Worker thread only. */
   private final List<String> endpointsChanged = new ArrayList<>();
   private final List<String> relayChanged = new ArrayList<>();
@@ -119,7 +132,11 @@ public final class WriteBehindVerticle extends VerticleBase {
    */
   Future<Void> flush() {
     long started = System.currentTimeMillis();
-    boolean sweep = window == Long.MIN_VALUE || started - lastSweep >= SWEEP_EVERY_MS;
+    boolean gained = gainedPartitions();
+    if (gained) resweepAt = started + RESWEEP_AFTER_GAIN_MS;
+    boolean resweep = resweepAt != 0 && started >= resweepAt;
+    if (resweep) resweepAt = 0;
+    boolean sweep = gained || resweep || window == Long.MIN_VALUE || started - lastSweep >= SWEEP_EVERY_MS;
     Set<String> dirty;
     try {
       dirty = sweep
@@ -158,6 +175,31 @@ public final class WriteBehindVerticle extends VerticleBase {
   }
 
   private boolean failedThisRound;
+
+  /**
+   * True when this member owns a partition now that it did not own at the previous call (the first call
+   * only takes note: the first flush sweeps anyway).
+   */
+  private boolean gainedPartitions() {
+    BitSet now = new BitSet(271);
+    try {
+      for (Partition p : hz.getPartitionService().getPartitions()) {
+        Member owner = p.getOwner();
+        if (owner != null && owner.localMember()) now.set(p.getPartitionId());
+      }
+    } catch (RuntimeException e) {
+      return true; // the partition table cannot be read (shutting down, say): sweep rather than miss a gain
+    }
+    if (owned == null) {
+      owned = now;
+      return false;
+    }
+    BitSet gain = (BitSet) now.clone();
+    gain.andNot(owned);
+    owned = now;
+    if (!gain.isEmpty()) metrics.writeBehindGainSweeps.increment();
+    return !gain.isEmpty();
+  }
 
   /**
    * Fewer rows written than entries: some nodes were deleted (a heartbeat accepted just before the

@@ -23,6 +23,7 @@ public final class MeshMetrics {
   public final io.micrometer.core.instrument.DistributionSummary writeBehindBatchSize;
   public final io.micrometer.core.instrument.Timer writeBehindFlush;
   public final Counter writeBehindFailures;
+  public final Counter writeBehindGainSweeps;
   public final Counter writeBehindQuarantined;
   private final Map<NodeStatus, AtomicLong> nodeCounts = new EnumMap<>(NodeStatus.class);
   /** Where the quarantined-rows gauge reads from: 0 until the write-behind exists (it needs PostgreSQL). */
@@ -49,6 +50,8 @@ public final class MeshMetrics {
         .description("Duration of one write-behind flush (all batches)").register(registry);
     this.writeBehindFailures = Counter.builder("mesh.writebehind.failures")
         .description("Write-behind batches that failed (retried on the next flush)").register(registry);
+    this.writeBehindGainSweeps = Counter.builder("mesh.writebehind.takeover.sweeps")
+        .description("Full write-behind sweeps because this replica gained partitions (a member left or joined)").register(registry);
     this.writeBehindQuarantined = Counter.builder("mesh.writebehind.quarantined")
         .description("Rows PostgreSQL refused on their own (isolated from their batch and quarantined), counted once per node")
         .register(registry);

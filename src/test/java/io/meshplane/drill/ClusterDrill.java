@@ -174,7 +174,8 @@ public final class ClusterDrill implements AutoCloseable {
     for (String op : operations) {
       if (http.get(httpPorts[0], "/v1/operations/" + op, admin).statusCode() != 200) opsLost++;
     }
-    long stale = count("SELECT count(*) FROM node_events WHERE type = 'node.stale'");
+    // detected while the nodes were beating: a coordinator fault (after the stop, every node goes stale rightly)
+    long stale = count("SELECT count(*) FROM node_events WHERE type = 'node.stale' AND at < to_timestamp(" + stopped + " / 1000.0)");
 
     figures.put("nodes", settings.nodes() + " (a heartbeat each every " + settings.beatEveryMs() + " ms, round-robin over the live replicas)");
     figures.put("heartbeats acknowledged", beats.get());
@@ -187,6 +188,7 @@ public final class ClusterDrill implements AutoCloseable {
     figures.put("database converged after the last heartbeat", converged + " ms");
     figures.put("acknowledged operations lost (target 0)", opsLost + " of " + operations.size());
     figures.put("stale events (target 0)", stale);
+    if (lostInDb > 0 || lostInMap > 0 || stale > 0) diagnose();
     figures.put("total", (System.currentTimeMillis() - t0) + " ms");
     return new Report(figures, lostInMap, lostInDb, opsLost, failedLive.get(), failedKilled.get(), retryTakeover.get(), converged, stale);
   }
@@ -258,6 +260,51 @@ public final class ClusterDrill implements AutoCloseable {
       if (s == null || s < e.getValue()) missing++;
     }
     return missing;
+  }
+
+  /** What a failed drill needs to be understood from its output alone: the rows behind, each replica's write-behind, the warnings. */
+  private void diagnose() {
+    try {
+      Map<String, Long> stored = new HashMap<>();
+      try (Connection c = db.connect(); Statement st = c.createStatement();
+           ResultSet rs = st.executeQuery("SELECT id, (extract(epoch FROM heartbeat_at) * 1000)::bigint FROM nodes WHERE team = 'drill'")) {
+        while (rs.next()) stored.put(rs.getString(1), rs.getLong(2));
+      }
+      List<String> behind = new ArrayList<>();
+      acked.forEach((id, at) -> {
+        Long s = stored.get(id);
+        if (s == null || s < at) behind.add(id + " acked " + Instant.ofEpochMilli(at) + " stored " + (s == null ? "-" : Instant.ofEpochMilli(s)));
+      });
+      figures.put("rows behind (first 5)", behind.subList(0, Math.min(5, behind.size())));
+      List<String> events = new ArrayList<>();
+      try (Connection c = db.connect(); Statement st = c.createStatement();
+           ResultSet rs = st.executeQuery("SELECT node_id, at, last_heartbeat FROM node_events WHERE type = 'node.stale' ORDER BY at LIMIT 3")) {
+        while (rs.next()) events.add(rs.getString(1) + " at " + rs.getString(2) + " last " + rs.getString(3));
+      }
+      figures.put("first stale events", events);
+    } catch (Exception e) {
+      figures.put("rows behind", "not read: " + e);
+    }
+    for (int i = 0; i < REPLICAS; i++) {
+      try {
+        List<String> lines = new ArrayList<>();
+        for (String line : http.get(httpPorts[i], "/metrics").bodyAsString().split("\n")) {
+          if (line.startsWith("mesh_writebehind_") && !line.contains("_bucket")) lines.add(line);
+        }
+        figures.put("replica " + (i + 1) + " write-behind", lines);
+      } catch (Exception | AssertionError e) {
+        figures.put("replica " + (i + 1) + " write-behind", "not read: " + e);
+      }
+    }
+    try (var logs = Files.list(dir)) {
+      for (Path log : logs.filter(p -> p.getFileName().toString().startsWith("replica-")).sorted().toList()) {
+        List<String> warnings = Files.readAllLines(log).stream().filter(l -> l.contains(" WARN ") || l.contains(" ERROR ")).toList();
+        figures.put(log.getFileName() + " warnings (" + warnings.size() + ", last 4)", warnings.subList(Math.max(0, warnings.size() - 4),
+            warnings.size()));
+      }
+    } catch (IOException e) {
+      figures.put("replica logs", "not read: " + e);
+    }
   }
 
   private long missingInLiveMap() {

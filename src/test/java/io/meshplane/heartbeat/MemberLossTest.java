@@ -157,6 +157,73 @@ class MemberLossTest {
     }
   }
 
+  /**
+   * The partitions of a member that left arrive at the survivor with dirty entries stamped long ago
+   * (outside the write-behind's heartbeat-time window: a slow handover, writes retried during a
+   * migration). The survivor sweeps on the gain and writes them at its next flush, not at its periodic
+   * sweep a minute later.
+   */
+  @Test
+  void aTakenOverBacklogIsWrittenAtTheNextFlushNotAtThePeriodicSweep() throws Exception {
+    try (TestCluster cluster = TestCluster.of(2)) {
+      Http http = cluster.http();
+      TestDatabase db = cluster.db();
+      Map<String, String> settings = Map.of("writebehind.flush_interval", "200ms");
+      Meshplane a = cluster.start(0, settings);
+      Meshplane b = cluster.start(1, settings);
+      String root = cluster.admin();
+      HazelcastInstance hzB = b.hazelcast();
+      long settle = System.currentTimeMillis() + 30_000;
+      while (!hzB.getPartitionService().isClusterSafe()) {
+        assertTrue(System.currentTimeMillis() < settle, "partitions did not settle between the two members");
+        Thread.sleep(100);
+      }
+      Member memberB = hzB.getCluster().getLocalMember();
+      IMap<String, LiveNode> map = b.heartbeat().live().map();
+      // stamped 40 s ago: older than any flush window, younger than the periodic sweep's minute
+      long stamp = (System.currentTimeMillis() - 40_000) / 1000 * 1000;
+      Map<String, Long> onB = new HashMap<>();
+      for (int i = 0; i < 40; i++) {
+        Nodes.Enrolled n = Nodes.enroll(http, a.coordinatorPort(), root, "handover-" + i, "handover", "prod");
+        if (!memberB.equals(hzB.getPartitionService().getPartition(n.id()).getOwner())) continue;
+        map.set(n.id(), new LiveNode(stamp, true, new String[] {"192.0.2.1:41641"}, "", "", new String[0], "{}"));
+        onB.put(n.id(), stamp);
+      }
+      assertTrue(onB.size() >= 5, "too few nodes landed in B's partitions: " + onB.size());
+      Thread.sleep(1000);
+      assertTrue(storedHeartbeats(db, "handover").isEmpty(), "B's own flush window does not reach entries stamped 40 s ago");
+
+      double sweepsBefore = takeoverSweeps(http, a.coordinatorPort());
+      hzB.getLifecycleService().terminate();
+
+      long deadline = System.currentTimeMillis() + 10_000;
+      Map<String, Long> stored;
+      do {
+        Thread.sleep(200);
+        stored = storedHeartbeats(db, "handover");
+      } while (!stored.equals(onB) && System.currentTimeMillis() < deadline);
+      assertEquals(onB, stored, "the survivor writes the backlog it took over within seconds");
+      assertTrue(takeoverSweeps(http, a.coordinatorPort()) > sweepsBefore, "the takeover sweep is counted");
+    }
+  }
+
+  private static double takeoverSweeps(Http http, int port) {
+    for (String line : http.get(port, "/metrics").bodyAsString().split("\n")) {
+      if (line.startsWith("mesh_writebehind_takeover_sweeps_total ")) return Double.parseDouble(line.substring(line.indexOf(' ') + 1));
+    }
+    throw new AssertionError("mesh_writebehind_takeover_sweeps_total is not exposed");
+  }
+
+  private static Map<String, Long> storedHeartbeats(TestDatabase db, String team) throws Exception {
+    Map<String, Long> stored = new HashMap<>();
+    try (Connection conn = db.connect(); Statement st = conn.createStatement();
+         ResultSet rs = st.executeQuery("SELECT id, (extract(epoch FROM heartbeat_at) * 1000)::bigint FROM nodes WHERE team = '" + team
+             + "' AND heartbeat_at IS NOT NULL")) {
+      while (rs.next()) stored.put(rs.getString(1), rs.getLong(2));
+    }
+    return stored;
+  }
+
   /** One blocking entry processor in every partition {@code hz} owns: each of its partition threads waits for {@code release}. */
   private static List<CompletionStage<Object>> holdPartitionThreads(HazelcastInstance hz, CountDownLatch release) {
     Member self = hz.getCluster().getLocalMember();
