@@ -77,7 +77,15 @@ public final class StalenessMonitor extends VerticleBase {
     } catch (RuntimeException e) {
       LOG.warn("staleness scan failed: {}", e.getMessage());
     }
-    record().onComplete(ar -> running = false);
+    Future<Void> recorded;
+    try {
+      recorded = record();
+    } catch (RuntimeException e) {
+      // (the cluster's member list while this member stops, say): never leave `running` set
+      LOG.warn("staleness events not recorded yet: {}", e.toString());
+      recorded = Future.succeededFuture();
+    }
+    recorded.onComplete(ar -> running = false);
   }
 
   void scan(long now) {

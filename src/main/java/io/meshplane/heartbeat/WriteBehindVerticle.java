@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,6 +58,8 @@ public final class WriteBehindVerticle extends VerticleBase {
   static final long CLOCK_MARGIN_MS = 5_000;
   /** After this member gained partitions, a second sweep this much later catches writes retried during the migration. */
   static final long RESWEEP_AFTER_GAIN_MS = 10_000;
+  /** The longest a flush waits for one cluster call before giving up on this flush (retried at the next). */
+  static final long CALL_TIMEOUT_MS = 10_000;
   /**
    * At most this many written rows wait for the next flush to settle their marks (~250 B each); more
    * (a backlog flushed after an outage) are settled at once, with one more pass over them.
@@ -118,7 +121,16 @@ public final class WriteBehindVerticle extends VerticleBase {
     if (running) return;
     running = true;
     long t0 = System.nanoTime();
-    current = flush().onComplete(ar -> {
+    Future<Void> flushed;
+    try {
+      flushed = flush();
+    } catch (RuntimeException e) {
+      // Whatever a Hazelcast call throws (a member leaving, this one stopping) must not leave `running`
+      // set: that once stopped a replica's flushes for good in the cluster drill.
+      LOG.warn("write-behind: flush failed, retried at the next tick: {}", e.toString());
+      flushed = Future.failedFuture(e);
+    }
+    current = flushed.onComplete(ar -> {
       running = false;
       metrics.writeBehindFlush.record(Duration.ofNanos(System.nanoTime() - t0));
     });
@@ -157,15 +169,23 @@ public final class WriteBehindVerticle extends VerticleBase {
     }
     Map<String, LiveNode> settling = written;
     written = new HashMap<>();
-    Set<String> keys = dirty;
-    if (!settling.isEmpty()) {
+    Set<String> keys;
+    if (settling.isEmpty()) {
+      keys = dirty;
+    } else {
       keys = new HashSet<>(dirty);
       keys.addAll(settling.keySet());
     }
     metrics.writeBehindBacklog.set(keys.size());
     failedThisRound = false;
-    Future<Void> done = keys.isEmpty() ? Future.succeededFuture() : nextChunk(chunks(keys).iterator(), settling);
+    // through compose, so that a throw on the way still ends in the handler below (which keeps `settling`)
+    Future<Void> done = keys.isEmpty() ? Future.succeededFuture()
+        : Future.<Void>succeededFuture().compose(v -> nextChunk(chunks(keys).iterator(), settling));
     return done.onComplete(ar -> {
+      if (ar.failed()) {
+        failedThisRound = true;
+        LOG.warn("write-behind: flush stopped, what is left stays dirty for the next flush: {}", ar.cause().toString());
+      }
       publishChanges();
       // rows of the previous flush that this one did not reach (it stopped at a failure): settled next time
       settling.forEach(written::putIfAbsent);
@@ -261,7 +281,10 @@ public final class WriteBehindVerticle extends VerticleBase {
         }
       }
       FlushProcessors.Settle settle = new FlushProcessors.Settle(keys.toArray(new String[0]), values.toArray(new LiveNode[0]));
-      reads.add(Future.fromCompletionStage(map.submitToKeys(new HashSet<>(piece), settle), context));
+      // bounded: an invocation caught in a member's departure once hung for longer than a minute, and
+      // with it every later flush of this replica (a late answer is ignored; the entries stay dirty)
+      reads.add(Future.fromCompletionStage(map.submitToKeys(new HashSet<>(piece), settle), context)
+          .timeout(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS));
     }
     return Future.all(reads).map(all -> {
       Map<String, LiveNode> out = new HashMap<>();

@@ -60,7 +60,13 @@ public final class OpsModule implements Module, NodeWork {
     sweepTimer = vertx.setPeriodic(sweepMs, t -> {
       if (sweeping) return;
       sweeping = true;
-      service.expireOverdue().onComplete(ar -> sweeping = false);
+      Future<?> swept;
+      try {
+        swept = service.expireOverdue();
+      } catch (RuntimeException e) {
+        swept = Future.failedFuture(e); // never leave `sweeping` set
+      }
+      swept.onComplete(ar -> sweeping = false);
     });
     return Future.succeededFuture();
   }

@@ -4,8 +4,6 @@ import io.meshplane.testing.ChildJvm;
 import io.meshplane.testing.FreePorts;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
-import io.meshplane.testing.PgProxy;
-import io.meshplane.testing.TestDatabase;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
@@ -31,9 +29,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The cluster drill (issue 17): three replicas as separate JVMs on one PostgreSQL (reached through a
- * proxy that can cut it), a fleet of nodes heartbeating through all three, and during the run (a) a
- * SIGKILL of one replica, (b) a PostgreSQL "restart" (every connection cut and refused for a while),
+ * The cluster drill (issue 17): three replicas as separate JVMs on one PostgreSQL server of the drill's
+ * own, a fleet of nodes heartbeating through all three, and during the run (a) a SIGKILL of one
+ * replica, (b) a restart of that PostgreSQL server (stopped, down for a while, started again),
  * (c) a replacement replica, (d) a rolling restart of all three with SIGTERM. Afterwards it measures
  * what a user relies on: every node's last acknowledged heartbeat in the live map and in PostgreSQL,
  * every acknowledged operation still there, the requests that failed other than those in flight at
@@ -62,8 +60,7 @@ public final class ClusterDrill implements AutoCloseable {
   private static final long TAKEOVER_MS = 15_000;
   private final Settings settings;
   private final Path dir;
-  private final TestDatabase db = TestDatabase.create();
-  private final PgProxy pg = new PgProxy();
+  private final DrillPostgres db;
   private final Http http = new Http();
   private final int[] httpPorts = new int[REPLICAS];
   private final int[] panelPorts = new int[REPLICAS];
@@ -89,6 +86,7 @@ public final class ClusterDrill implements AutoCloseable {
   public ClusterDrill(Settings settings, Path dir) {
     this.settings = settings;
     this.dir = dir;
+    this.db = new DrillPostgres(dir.resolve("postgres"));
     for (int i = 0; i < REPLICAS; i++) {
       httpPorts[i] = FreePorts.next();
       panelPorts[i] = FreePorts.next();
@@ -128,12 +126,16 @@ public final class ClusterDrill implements AutoCloseable {
     }
     pause(settings.phaseMs());
 
-    // (b) PostgreSQL restarts: every connection cut, new ones refused, then back
+    // (b) PostgreSQL restarts: a real server, stopped (fast shutdown: every session terminated, new
+    // connections refused), down for a while, started again on the same data directory
     long b = System.currentTimeMillis();
-    pg.cut();
+    db.stop();
+    long stoppedIn = System.currentTimeMillis() - b;
     pause(settings.pgDownMs());
-    pg.restore();
-    figures.put("(b) PostgreSQL down (connections cut)", settings.pgDownMs() + " ms, at +" + (b - t0) + " ms");
+    long s = System.currentTimeMillis();
+    db.start();
+    figures.put("(b) PostgreSQL restarted", "stopped in " + stoppedIn + " ms, down " + settings.pgDownMs() + " ms, started in "
+        + (System.currentTimeMillis() - s) + " ms, at +" + (b - t0) + " ms");
     pause(settings.phaseMs());
 
     // (c) a replacement for the killed replica
@@ -336,7 +338,7 @@ public final class ClusterDrill implements AutoCloseable {
 
   private Map<String, String> env(int i) {
     Map<String, String> env = new HashMap<>();
-    env.put("MESH_PG_URL", db.url("127.0.0.1", pg.port()));
+    env.put("MESH_PG_URL", db.url());
     env.put("MESH_HTTP_HOST", "127.0.0.1");
     env.put("MESH_HTTP_PORT", String.valueOf(httpPorts[i]));
     env.put("MESH_PANEL_PORT", String.valueOf(panelPorts[i]));
@@ -411,7 +413,6 @@ public final class ClusterDrill implements AutoCloseable {
       }
     }
     http.close();
-    pg.close();
     db.close();
   }
 }
