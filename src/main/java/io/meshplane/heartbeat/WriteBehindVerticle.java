@@ -1,8 +1,8 @@
 package io.meshplane.heartbeat;
 
+import com.hazelcast.cluster.Member;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.IMap;
-import com.hazelcast.cluster.Member;
 import com.hazelcast.partition.Partition;
 import com.hazelcast.partition.PartitionService;
 import com.hazelcast.query.Predicates;
@@ -281,8 +281,9 @@ public final class WriteBehindVerticle extends VerticleBase {
         }
       }
       FlushProcessors.Settle settle = new FlushProcessors.Settle(keys.toArray(new String[0]), values.toArray(new LiveNode[0]));
-      // bounded: an invocation caught in a member's departure once hung for longer than a minute, and
-      // with it every later flush of this replica (a late answer is ignored; the entries stay dirty)
+      // bounded: in the cluster drill one caught in another member's departure went unanswered for over
+      // 15 s, and every later flush of this replica waited behind it (a late answer is ignored; the
+      // entries stay dirty for the next flush)
       reads.add(Future.fromCompletionStage(map.submitToKeys(new HashSet<>(piece), settle), context)
           .timeout(CALL_TIMEOUT_MS, TimeUnit.MILLISECONDS));
     }
