@@ -9,7 +9,7 @@
 # a target is missed (errors > 0, false stale > 0, operations not succeeded > 0, a policy change not
 # acknowledged by every agent within 3 intervals), 2 when setup failed.
 # Usage: bash load-tests/fleet-soak.sh [JAR]       (see load-tests/README.md, "fleet-soak.sh")
-# Env:   NODES (100000) INTERVAL (30s) DURATION (20m) PERIOD (5m) OPS_PCT (1)
+# Env:   NODES (100000) INTERVAL (30s) DURATION (20m) PERIOD (5m) OPS_PCT (1) TAGS (NODES / 100, at least 100)
 #        REKEY_AT / MOVE_AT (35 % / 60 % of DURATION: 7m / 12m of 20m) SAMPLE (5s: backlog sampling)
 #        SERVICE_XMX (4g) SIM_XMX (2g) CONCURRENCY (64) HTTP_PORT (18490) KEEP_DIR (copy the logs there)
 #        MESHPLANE_CP: run meshplane from this class path (`java -cp MESHPLANE_CP io.meshplane.Main`) instead
@@ -25,6 +25,9 @@ INTERVAL="${INTERVAL:-30s}"
 DURATION="${DURATION:-20m}"
 PERIOD="${PERIOD:-5m}"
 OPS_PCT="${OPS_PCT:-1}"
+# nodes spread over TAGS tags, ~100 per tag: the nodes of tag:t0..t99 (the grants' tags) get ~100 peers each, as
+# in the capacity model; with 100 tags at 100,000 nodes every node would have 1,000 peers and 100 million pairs
+TAGS="${TAGS:-$((NODES / 100 > 100 ? NODES / 100 : 100))}"
 INTERVAL_S="$(to_seconds "$INTERVAL")"
 DURATION_S="$(to_seconds "$DURATION")"
 PERIOD_S="$(to_seconds "$PERIOD")"
@@ -73,18 +76,18 @@ code="$(curl -s -o "$WORK/put.json" -w '%{http_code}' -X PUT -H "Authorization: 
   --data-binary "$(policy)" "$BASE/v1/acl?team=soak&environment=prod")"
 [[ "$code" == 200 ]] || { log "policy PUT: $code $(cat "$WORK/put.json")"; exit 2; }
 
-log "simulating $NODES agents at $INTERVAL for $DURATION (policy change every $PERIOD, re-keys at ${REKEY_AT_S}s, relay moves at ${MOVE_AT_S}s)"
+log "simulating $NODES agents over $TAGS tags at $INTERVAL for $DURATION (policy change every $PERIOD, re-keys at ${REKEY_AT_S}s, relay moves at ${MOVE_AT_S}s)"
 java -Xmx"${SIM_XMX:-2g}" "${MP[@]:1}" simulate \
   --coordinator "$BASE" --enroll-token "$ENROLL" --nodes "$NODES" \
-  --interval "$INTERVAL" --duration "$DURATION" --tags "tag:t0" --spread-tags 100 --concurrency "${CONCURRENCY:-64}" >"$WORK/sim.out" 2>"$WORK/sim.err" &
+  --interval "$INTERVAL" --duration "$DURATION" --tags "tag:t0" --spread-tags "$TAGS" --concurrency "${CONCURRENCY:-64}" >"$WORK/sim.out" 2>"$WORK/sim.err" &
 SIM=$!
 T0="$(date +%s.%N)"
 # the driver: schedule, sampling and figures; it prints the report and exits non-zero on a missed target
 set +e
 python3 - "$BASE" "$ADMIN" "$DB" "$PID" "$SIM" "$T0" "$NODES" "$INTERVAL_S" "$DURATION_S" "$PERIOD_S" "$REKEY_AT_S" "$MOVE_AT_S" "$OPS_PCT" \
-  "$SAMPLE_S" "$JCMD" "$WORK" <<'PY' &
+  "$SAMPLE_S" "$JCMD" "$WORK" "$TAGS" <<'PY' &
 import json, os, random, re, subprocess, sys, threading, time, urllib.request, urllib.error
-(base, admin, db, pid, sim, t0, nodes, interval, duration, period, rekey_at, move_at, ops_pct, sample, jcmd, work) = sys.argv[1:17]
+(base, admin, db, pid, sim, t0, nodes, interval, duration, period, rekey_at, move_at, ops_pct, sample, jcmd, work, tags) = sys.argv[1:18]
 pid, sim, nodes = int(pid), int(sim), int(nodes)
 t0 = float(t0); interval, duration, period, rekey_at, move_at, sample = map(float, (interval, duration, period, rekey_at, move_at, sample))
 ops_pct = float(ops_pct)
@@ -269,7 +272,7 @@ if stale: fail.append("%d false stale events" % stale)
 if not_succeeded: fail.append("%d of %d operations not succeeded (%d still open, %d failed/expired; answers %s)" % (not_succeeded, asked, open_, failed, op_answers))
 
 def row(k, v): print("  %-52s %s" % (k, v))
-print("fleet soak: %d agents at %.0f s, one replica (external PostgreSQL), 50-grant policy over tag:t0..t99" % (nodes, interval))
+print("fleet soak: %d agents at %.0f s, one replica (external PostgreSQL), 50-grant policy over tag:t0..t99, agents over %s tags" % (nodes, interval, tags))
 row("run", "%.0f s; all enrolled after %.0f s; steady window +%.0f..+%.0f s (%.0f s)" % (duration, enrolled_at, steady0, s1 - t0, secs))
 row("heartbeats/s (mesh_node_heartbeats_total, steady)", "%.1f (expected %.1f)" % ((hb1 - hb0) / secs, nodes / interval))
 row("latency (simulator, whole run incl. enrollment)", "p50 %s, p99 %s, max %s; p99.9 not measured (see README)" % mm.group(1, 2, 3) if mm else "unknown")
