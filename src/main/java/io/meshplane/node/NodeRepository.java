@@ -102,20 +102,6 @@ public final class NodeRepository {
         });
   }
 
-  /**
-   * The least-loaded of {@code candidates} (relay names in configuration order; ties go to the first),
-   * counting every node of the mesh: relays are shared by all teams. An index-only count per relay.
-   */
-  public Future<String> leastLoaded(SqlClient tx, List<String> candidates) {
-    if (candidates.isEmpty()) return Future.succeededFuture("");
-    return tx.preparedQuery("""
-            SELECT r.name FROM UNNEST($1::text[]) WITH ORDINALITY AS r(name, pos)
-            LEFT JOIN LATERAL (SELECT count(*) AS n FROM nodes WHERE relay = r.name) c ON true
-            ORDER BY c.n, r.pos LIMIT 1""")
-        .execute(Tuple.of(candidates.toArray(new String[0])))
-        .map(rows -> rows.iterator().next().getString(0));
-  }
-
   /** Nodes per relay inside {@code caller}'s boundary (relays without nodes are absent). */
   public Future<java.util.Map<String, Long>> relayCounts(Boundary caller) {
     return pool.preparedQuery("SELECT relay, count(*) AS n FROM nodes WHERE " + IN_SCOPE + " AND relay <> '' GROUP BY relay")

@@ -54,10 +54,13 @@ public final class NodeService implements NodeReader {
       Caffeine.newBuilder().maximumSize(10_000).expireAfterWrite(Duration.ofHours(1)).build();
 
   /** @param addressPool {@code nodes.address_pool}, an IPv4 CIDR (validated by the configuration) */
+  private final RelayLoad relayLoad;
+
   public NodeService(Pool pool, NodeRepository nodes, AgentCredentials credentials, AuditLog audit, LiveNodes live, NodeEvents events,
       NodePolicy policy, Relays relays, String addressPool) {
     this.policy = policy;
     this.relays = relays;
+    this.relayLoad = new RelayLoad(pool);
     this.pool = pool;
     this.nodes = nodes;
     this.credentials = credentials;
@@ -81,8 +84,8 @@ public final class NodeService implements NodeReader {
     }
     String id = Ids.next("nd");
     Instant now = Times.now();
-    return pool.withTransaction(tx -> nodes.leastLoaded(tx, relays.names(req.region()))
-        .compose(relay -> nodes.insert(tx, id, req.name(), team, env, req.publicKey(), req.tags(), relay, poolBase, poolSize, now)
+    return relayLoad.pick(relays.names(req.region())).compose(relay -> pool.withTransaction(tx ->
+        nodes.insert(tx, id, req.name(), team, env, req.publicKey(), req.tags(), relay, poolBase, poolSize, now)
         .compose(address -> {
           if (address == null) return Future.failedFuture(Refusal.conflict("the address pool is used up"));
           // the change-log entry last: its clock lock is held only from here to the commit
