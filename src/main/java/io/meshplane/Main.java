@@ -149,7 +149,7 @@ public final class Main {
       String jwt;
       try {
         jwt = io.meshplane.app.TokenBootstrap.create(config, name, new io.meshplane.auth.Scope(team, environment, s), until);
-      } catch (IllegalArgumentException e) {
+      } catch (io.meshplane.common.Refusal | IllegalArgumentException e) {
         throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
       }
       System.out.println(jwt);

@@ -365,10 +365,8 @@ public final class Meshplane implements AutoCloseable {
 
   /** What the panel serves until PostgreSQL has answered: the dashboard's files, probes, metrics, 503 under /api/v1. */
   private Handler<HttpServerRequest> panelStartingRoutes(Vertx v) {
-    Handler<HttpServerRequest> starting = Routers.starting(v, observability, readiness, clients, null, PANEL_PREFIX,
+    return Dashboard.starting(v, observability, readiness, clients, PANEL_PREFIX,
         () -> pool == null ? "waiting for PostgreSQL" : "almost ready");
-    Dashboard.mount((io.vertx.ext.web.Router) starting, PANEL_PREFIX);
-    return starting;
   }
 
   /**
@@ -376,11 +374,10 @@ public final class Meshplane implements AutoCloseable {
    * (but the machines' own), with the panel's sessions as the way in, and the dashboard.
    */
   private Handler<HttpServerRequest> panelRoutes(Vertx v) {
-    Routers.Mounted mounted = Routers.api(v, observability, readiness, clients, null, "panel", PANEL_PREFIX, false, panel.authenticator(),
-        audit.log(), api -> {
+    Routers.Mounted mounted = Dashboard.mount(Routers.api(v, observability, readiness, clients, null, "panel", PANEL_PREFIX, false,
+        panel.authenticator(), audit.log(), api -> {
           for (Module m : modules) m.routes(api);
-        });
-    Dashboard.mount(mounted.router(), PANEL_PREFIX);
+        }), PANEL_PREFIX);
     panelApi.compareAndSet(null, mounted);
     return mounted.handler();
   }

@@ -5,10 +5,11 @@ import static io.vertx.core.http.HttpMethod.GET;
 import io.meshplane.access.Caller;
 import io.meshplane.access.Permission;
 import io.meshplane.common.Fields;
+import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
-import io.meshplane.http.Page;
+import io.meshplane.http.Pages;
 import io.meshplane.http.Responses;
 import io.vertx.core.Future;
 import io.vertx.ext.web.RoutingContext;
@@ -28,7 +29,7 @@ public final class AuditRoutes {
   }
 
   private static Future<Void> list(RoutingContext ctx, Caller caller, AuditLog audit, Cursors cursors) {
-    Page page = Page.from(ctx, cursors, "audit");
+    Page page = Pages.from(ctx, cursors, "audit");
     Fields f = new Fields();
     String actor = ctx.request().getParam("actor_id");
     if (actor != null && !ACTOR.matcher(actor).matches()) f.error("actor_id", "is not an id");

@@ -48,7 +48,7 @@ public final class AuthModule implements Module {
     this.verifier = new TokenVerifier(jwts, denylist, usage, metrics);
     this.issuer = new TokenIssuer(jwts, repository, keys);
     this.tokens = new TokenService(pool, repository, issuer, denylist, usage, audit, settings.maxLifetime());
-    this.agentCredentials = new AgentCredentials(issuer, repository, denylist, settings.maxLifetime());
+    this.agentCredentials = new TokenAgentCredentials(issuer, repository, denylist, settings.maxLifetime());
   }
 
   @Override

@@ -2,8 +2,8 @@ package io.meshplane.auth;
 
 import io.meshplane.access.Boundary;
 import io.meshplane.access.Surface;
+import io.meshplane.common.Page;
 import io.meshplane.common.Sql;
-import io.meshplane.http.Page;
 import io.vertx.core.Future;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;

@@ -11,12 +11,13 @@ import io.meshplane.access.Surface;
 import io.meshplane.common.Durations;
 import io.meshplane.common.Fields;
 import io.meshplane.common.Ids;
+import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
 import io.meshplane.common.Times;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.http.JsonBodies;
-import io.meshplane.http.Page;
+import io.meshplane.http.Pages;
 import io.meshplane.http.Params;
 import io.meshplane.http.Responses;
 import io.vertx.core.Future;
@@ -43,7 +44,7 @@ public final class TokenRoutes {
         }));
 
     api.route(GET, "/auth/tokens", Permission.TOKENS_READ, "token.list", null, (ctx, caller) -> {
-      Page page = Page.from(ctx, cursors, "tokens");
+      Page page = Pages.from(ctx, cursors, "tokens");
       boolean includeRevoked = Params.flag(ctx, "include_revoked");
       return tokens.list(caller, includeRevoked, page).map(body -> {
         Responses.ok(ctx, body);
@@ -139,13 +140,9 @@ public final class TokenRoutes {
     if (expires == null) return null;
     // a JWT's exp is whole seconds: judged as issued, so "in the future" means a token that works
     expires = expires.truncatedTo(ChronoUnit.SECONDS);
-    Instant now = Instant.now();
-    if (!expires.isAfter(now)) {
-      f.error(key, "must be in the future");
-      return null;
-    }
-    if (expires.isAfter(now.plus(maxLifetime))) {
-      f.error(key, "must be at most " + Durations.format(maxLifetime) + " ahead (tokens.max_lifetime)");
+    String problem = TokenService.expiryProblem(expires, maxLifetime);
+    if (problem != null) {
+      f.error(key, problem);
       return null;
     }
     return expires;

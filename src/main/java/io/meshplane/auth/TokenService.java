@@ -3,17 +3,23 @@ package io.meshplane.auth;
 import io.meshplane.access.Caller;
 import io.meshplane.access.Denials;
 import io.meshplane.access.Surface;
+import io.meshplane.audit.Actor;
+import io.meshplane.audit.AuditEvent;
 import io.meshplane.audit.AuditLog;
 import io.meshplane.common.Blocking;
+import io.meshplane.common.Durations;
+import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
 import io.meshplane.common.RequestInfo;
 import io.meshplane.common.Times;
-import io.meshplane.http.Page;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
@@ -68,7 +74,8 @@ public final class TokenService {
 
   /** The refusal when {@code caller} may not mint (or rotate, or revoke) a token of {@code scope}; null when it may. */
   static Refusal grantRefusal(Caller caller, Scope scope) {
-    if (scope.surface() == Surface.AGENT) return Refusal.forbidden("agent tokens are issued to nodes at enrollment only");
+    Refusal agent = agentRefusal(scope);
+    if (agent != null) return agent;
     if (!caller.boundary().contains(scope.boundary())) {
       return Refusal.forbidden("a new token's team and environment must lie inside yours ('*' is granted only by '*')");
     }
@@ -76,6 +83,24 @@ public final class TokenService {
       return Refusal.forbidden(scope.surface() == Surface.ADMIN ? "only an admin token can create an admin token"
           : "your grants do not allow " + scope.surface().wire + " tokens");
     }
+    return null;
+  }
+
+  /** Agent tokens are made by enrollment only (SPEC §4): nobody mints one, not even the command line. Null for any other surface. */
+  static Refusal agentRefusal(Scope scope) {
+    return scope.surface() == Surface.AGENT ? Refusal.forbidden("agent tokens are issued to nodes at enrollment only") : null;
+  }
+
+  /**
+   * What is wrong with {@code expires} as a new token's expiry, or null: it must lie in the future and
+   * at most {@code tokens.max_lifetime} ahead. Judged on whole seconds, as a JWT's {@code exp} is
+   * issued, so "in the future" means a token that works.
+   */
+  static String expiryProblem(Instant expires, Duration maxLifetime) {
+    Instant exp = expires.truncatedTo(ChronoUnit.SECONDS);
+    Instant now = Instant.now();
+    if (!exp.isAfter(now)) return "must be in the future";
+    if (exp.isAfter(now.plus(maxLifetime))) return "must be at most " + Durations.format(maxLifetime) + " ahead (tokens.max_lifetime)";
     return null;
   }
 
@@ -222,5 +247,35 @@ public final class TokenService {
       }
       return Future.all(puts).map(x -> puts.size());
     });
+  }
+
+  /**
+   * Checks a token for {@code meshplane token create} by the API's own rules (no agent token; the
+   * expiry's bounds), before anything is opened: a {@link Refusal} naming {@code --expires} or the
+   * surface otherwise.
+   */
+  public static void checkFromCli(Scope scope, Instant expires, Duration maxLifetime) {
+    Refusal agent = agentRefusal(scope);
+    if (agent != null) throw agent;
+    String problem = expiryProblem(expires, maxLifetime);
+    if (problem != null) throw Refusal.invalid("--expires", problem);
+  }
+
+  /**
+   * {@code meshplane token create} (how the first admin token is made): checks the token as
+   * {@link #checkFromCli} does, issues it with the replica's issuer and signing keys (read from, or
+   * created in, {@code keysDir}), and records {@code token.create} by the operating-system user
+   * {@code osUser}, in one transaction. Blocking (the command line's thread); returns the JWT.
+   */
+  public static String createFromCli(Vertx vertx, Pool pool, AuditLog audit, Path keysDir, AuthModule.Settings settings, String name,
+      Scope scope, Instant expires, String osUser) {
+    checkFromCli(scope, expires, settings.maxLifetime());
+    SigningKeys keys = SigningKeys.loadOrCreate(keysDir);
+    TokenIssuer issuer = new TokenIssuer(new Jwts(vertx, keys, settings.issuer()), new TokenRepository(pool), keys);
+    TokenIssuer.Issued issued = Blocking.await(pool.withTransaction(tx ->
+        issuer.issue(tx, name, scope, null, expires, "cli").compose(i -> audit.record(tx, AuditEvent.of(Actor.cli(osUser),
+            RequestInfo.NONE, "token.create", "token", i.record().id(), AuditEvent.SUCCESS, scope.team(), scope.environment()))
+            .map(i))), Duration.ofSeconds(30), "creating the token");
+    return issued.jwt();
   }
 }

@@ -5,9 +5,10 @@ import static io.vertx.core.http.HttpMethod.GET;
 import io.meshplane.access.Permission;
 import io.meshplane.common.Fields;
 import io.meshplane.common.Ids;
+import io.meshplane.common.Page;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
-import io.meshplane.http.Page;
+import io.meshplane.http.Pages;
 import io.meshplane.http.Responses;
 import java.time.Instant;
 import java.util.List;
@@ -21,7 +22,7 @@ public final class EventRoutes {
 
   public static void mount(Api api, LiveRepository repository, Cursors cursors) {
     api.route(GET, "/events", Permission.EVENTS_READ, "event.list", null, (ctx, caller) -> {
-      Page page = Page.from(ctx, cursors, "events");
+      Page page = Pages.from(ctx, cursors, "events");
       Fields f = new Fields();
       String sinceRaw = ctx.request().getParam("since");
       Instant since = sinceRaw == null ? null : f.parseTimestamp(sinceRaw, "since");

@@ -1,5 +1,6 @@
 package io.meshplane.http;
 
+import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
 import io.vertx.core.json.JsonArray;
 import java.nio.charset.StandardCharsets;
@@ -22,7 +23,7 @@ import javax.crypto.spec.SecretKeySpec;
  *
  * <p>Form: {@code base64url(["<list>", key parts...]) "." base64url(tag)}, at most 512 characters.
  */
-public final class Cursors {
+public final class Cursors implements Page.Signer {
   public static final int MAX_LENGTH = 512;
   private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
   private static final int TAG_BYTES = 16;
@@ -39,6 +40,7 @@ public final class Cursors {
   }
 
   /** The cursor that continues {@code list} after the item whose sort key is {@code key}. */
+  @Override
   public String encode(String list, List<String> key) {
     List<Object> parts = new ArrayList<>(key.size() + 1);
     parts.add(list);

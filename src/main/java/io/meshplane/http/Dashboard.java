@@ -1,9 +1,15 @@
 package io.meshplane.http;
 
+import io.meshplane.observe.Observability;
+import io.meshplane.observe.Readiness;
+import io.vertx.core.Handler;
+import io.vertx.core.Vertx;
 import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import io.vertx.ext.web.handler.StaticHandler;
+import java.util.function.Supplier;
 
 /**
  * The panel's browser side: the dashboard's static files (src/main/resources/webroot, no build step)
@@ -18,10 +24,28 @@ public final class Dashboard {
   private Dashboard() {}
 
   /**
+   * What the panel serves while the replica starts: {@link Routers#starting} (probes, metrics, 503
+   * under {@code apiPrefix}) with the dashboard's files and headers.
+   */
+  public static Handler<HttpServerRequest> starting(Vertx vertx, Observability observability, Readiness readiness,
+      ClientAddresses clients, String apiPrefix, Supplier<String> why) {
+    // Routers.starting builds a Router and declares it as the Handler a verticle serves
+    Router router = (Router) Routers.starting(vertx, observability, readiness, clients, null, apiPrefix, why);
+    mount(router, apiPrefix);
+    return router;
+  }
+
+  /** The panel's full router: {@code api} (from {@link Routers#api}, its routes mounted) with the dashboard beside it. */
+  public static Routers.Mounted mount(Routers.Mounted api, String apiPrefix) {
+    mount(api.router(), apiPrefix);
+    return api;
+  }
+
+  /**
    * Puts the security headers in front of every route of {@code router} and serves the dashboard's
    * files for GET requests that no other route took ({@code apiPrefix} paths never reach the files).
    */
-  public static void mount(Router router, String apiPrefix) {
+  static void mount(Router router, String apiPrefix) {
     router.route().order(-1).handler(ctx -> headers(ctx, apiPrefix));
     StaticHandler files = StaticHandler.create("webroot")
         .setIndexPage("index.html")

@@ -1,6 +1,7 @@
 package io.meshplane.http;
 
 import io.meshplane.common.Refusal;
+import io.meshplane.common.Utf8;
 import java.util.HashSet;
 import java.util.Set;
 

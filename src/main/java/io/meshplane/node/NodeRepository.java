@@ -1,9 +1,9 @@
 package io.meshplane.node;
 
 import io.meshplane.access.Boundary;
+import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
 import io.meshplane.common.Sql;
-import io.meshplane.http.Page;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;

@@ -10,11 +10,12 @@ import io.meshplane.access.Caller;
 import io.meshplane.access.Permission;
 import io.meshplane.common.Fields;
 import io.meshplane.common.Ids;
+import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.http.JsonBodies;
-import io.meshplane.http.Page;
+import io.meshplane.http.Pages;
 import io.meshplane.http.Responses;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -39,7 +40,7 @@ public final class NodeRoutes {
           return null;
         }));
     api.route(GET, "/nodes", Permission.NODES_READ, "node.list", null, (ctx, caller) -> {
-      Page page = Page.from(ctx, cursors, "nodes");
+      Page page = Pages.from(ctx, cursors, "nodes");
       return nodes.list(caller, parseQuery(ctx), page).map(body -> {
         Responses.ok(ctx, body);
         return null;

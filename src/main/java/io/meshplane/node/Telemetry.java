@@ -2,7 +2,7 @@ package io.meshplane.node;
 
 import io.meshplane.common.Fields;
 import io.meshplane.common.Refusal;
-import io.meshplane.http.StrictJson;
+import io.meshplane.common.StrictJsonReader;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
@@ -55,7 +55,7 @@ public final class Telemetry {
       String p = root;
       for (int i = reversedPath.size() - 1; i >= 0; i--) {
         Object part = reversedPath.get(i);
-        p = part instanceof Integer index ? p + "[" + index + "]" : StrictJson.member(p, (String) part);
+        p = part instanceof Integer index ? p + "[" + index + "]" : StrictJsonReader.member(p, (String) part);
       }
       return p;
     }
@@ -86,8 +86,8 @@ public final class Telemetry {
       }
     } else if (value instanceof Double d && !Double.isFinite(d) || value instanceof Float fl && !Float.isFinite(fl)) {
       return new Problem("must be a finite number");
-    } else if (value instanceof String s && StrictJson.problem(s) != null) {
-      return new Problem("must not contain " + StrictJson.problem(s));
+    } else if (value instanceof String s && StrictJsonReader.problem(s) != null) {
+      return new Problem("must not contain " + StrictJsonReader.problem(s));
     }
     return null;
   }
@@ -100,7 +100,7 @@ public final class Telemetry {
   public static JsonObject read(String text) {
     if (text == null || text.isEmpty() || text.equals(EMPTY)) return new JsonObject();
     try {
-      Object v = StrictJson.parse(text.getBytes(StandardCharsets.UTF_8));
+      Object v = StrictJsonReader.parse(text.getBytes(StandardCharsets.UTF_8));
       if (!(v instanceof JsonObject o)) return null;
       return check(o, 1) == null ? o : null;
     } catch (Refusal e) {

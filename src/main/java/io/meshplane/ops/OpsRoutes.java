@@ -7,11 +7,12 @@ import static io.vertx.core.http.HttpMethod.PUT;
 import io.meshplane.access.Permission;
 import io.meshplane.common.Fields;
 import io.meshplane.common.Ids;
+import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.http.JsonBodies;
-import io.meshplane.http.Page;
+import io.meshplane.http.Pages;
 import io.meshplane.http.Responses;
 import io.meshplane.node.NodeFormats;
 import io.meshplane.node.NodeRoutes;
@@ -72,7 +73,7 @@ final class OpsRoutes {
       if (status != null && !OpsService.STATUSES.contains(status)) {
         throw Refusal.invalid("status", "must be pending, delivered, succeeded, failed or expired");
       }
-      Page page = Page.from(ctx, cursors, "operations:" + id);
+      Page page = Pages.from(ctx, cursors, "operations:" + id);
       return ops.ofNode(caller, id, status, page).map(body -> {
         Responses.ok(ctx, body);
         return null;

@@ -2,9 +2,9 @@ package io.meshplane.panel;
 
 import io.meshplane.access.Boundary;
 import io.meshplane.access.Role;
+import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
 import io.meshplane.common.Sql;
-import io.meshplane.http.Page;
 import io.vertx.core.Future;
 import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;

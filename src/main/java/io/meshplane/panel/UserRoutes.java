@@ -13,7 +13,7 @@ import io.meshplane.common.Refusal;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.http.JsonBodies;
-import io.meshplane.http.Page;
+import io.meshplane.http.Pages;
 import io.meshplane.http.Responses;
 import io.vertx.core.json.JsonObject;
 import java.util.Locale;
@@ -31,7 +31,7 @@ final class UserRoutes {
 
   static void mount(Api api, UserService users, Cursors cursors) {
     api.route(GET, "/users", Permission.USERS_MANAGE, "user.list", null, (ctx, caller) ->
-        users.list(caller, Page.from(ctx, cursors, "users")).map(body -> {
+        users.list(caller, Pages.from(ctx, cursors, "users")).map(body -> {
           Responses.ok(ctx, body);
           return null;
         }));

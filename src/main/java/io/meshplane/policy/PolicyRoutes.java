@@ -8,11 +8,12 @@ import io.meshplane.access.Boundary;
 import io.meshplane.access.Caller;
 import io.meshplane.access.Permission;
 import io.meshplane.common.Fields;
+import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.http.JsonBodies;
-import io.meshplane.http.Page;
+import io.meshplane.http.Pages;
 import io.meshplane.http.Responses;
 import io.meshplane.node.NodeFormats;
 import io.vertx.core.json.JsonObject;
@@ -41,7 +42,7 @@ final class PolicyRoutes {
     });
     api.route(GET, "/acl/versions", Permission.ACL_READ, "acl.read", null, (ctx, caller) -> {
       PolicyService.Scope scope = scope(ctx, caller);
-      Page page = Page.from(ctx, cursors, "acl-versions:" + scope.team() + "/" + scope.environment());
+      Page page = Pages.from(ctx, cursors, "acl-versions:" + scope.team() + "/" + scope.environment());
       return policies.versions(caller, scope, page).map(body -> {
         Responses.ok(ctx, body);
         return null;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
 import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;

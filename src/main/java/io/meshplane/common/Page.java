@@ -1,32 +1,29 @@
-package io.meshplane.http;
+package io.meshplane.common;
 
-import io.meshplane.common.Refusal;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import io.vertx.ext.web.RoutingContext;
 import java.util.List;
 import java.util.function.Function;
 
 /**
  * Keyset pagination (SPEC §2): {@code ?limit=1..1000} (default 100) and an opaque {@code cursor} that
- * encodes the sort key of the last item returned, signed for its list ({@link Cursors}). Queries ask
- * for {@code limit + 1} rows; the extra row only tells whether there is a next page. Stable under
- * inserts, O(limit) per page at any depth.
+ * encodes the sort key of the last item returned, signed for its list. Queries ask for
+ * {@code limit + 1} rows; the extra row only tells whether there is a next page. Stable under
+ * inserts, O(limit) per page at any depth. A value: services and repositories take it; the HTTP layer
+ * reads it from a request ({@code http.Pages}) and signs its cursors ({@code http.Cursors}).
  *
  * @param limit how many items the page holds
  * @param after the decoded sort key after which the page starts, or null for the first page
  * @param cursors signs the next cursor
  * @param list the list the cursors belong to ({@code nodes}, {@code tokens}, ...)
  */
-public record Page(int limit, List<String> after, Cursors cursors, String list) {
+public record Page(int limit, List<String> after, Signer cursors, String list) {
   public static final int DEFAULT_LIMIT = 100;
   public static final int MAX_LIMIT = 1000;
 
-  /** Reads {@code limit} and {@code cursor} from the query string; 400 naming the parameter when bad. */
-  public static Page from(RoutingContext ctx, Cursors cursors, String list) {
-    int limit = Params.integer(ctx, "limit", 1, MAX_LIMIT, DEFAULT_LIMIT);
-    String cursor = ctx.request().getParam("cursor");
-    return new Page(limit, cursor == null || cursor.isEmpty() ? null : cursors.decode(list, cursor), cursors, list);
+  /** Makes the opaque cursor that continues {@code list} after the item whose sort key is {@code key}. */
+  public interface Signer {
+    String encode(String list, List<String> key);
   }
 
   /** How many rows to fetch: one more than the page, to learn whether another page follows. */

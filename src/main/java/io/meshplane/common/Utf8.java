@@ -1,4 +1,4 @@
-package io.meshplane.http;
+package io.meshplane.common;
 
 /**
  * Strict UTF-8 (RFC 3629, Unicode's "well-formed" table): the shortest form of each scalar value only.

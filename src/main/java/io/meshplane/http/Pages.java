@@ -1,0 +1,16 @@
+package io.meshplane.http;
+
+import io.meshplane.common.Page;
+import io.vertx.ext.web.RoutingContext;
+
+/** Reads a {@link Page} from a request's query string: the HTTP side of keyset pagination. */
+public final class Pages {
+  private Pages() {}
+
+  /** Reads {@code limit} and {@code cursor} from the query string; 400 naming the parameter when bad. */
+  public static Page from(RoutingContext ctx, Cursors cursors, String list) {
+    int limit = Params.integer(ctx, "limit", 1, Page.MAX_LIMIT, Page.DEFAULT_LIMIT);
+    String cursor = ctx.request().getParam("cursor");
+    return new Page(limit, cursor == null || cursor.isEmpty() ? null : cursors.decode(list, cursor), cursors, list);
+  }
+}
