@@ -148,7 +148,8 @@ export function renderAcl(ctx) {
       grantsList.replaceChildren(...grantItems);
     }
     const tests = parsed.doc.tests;
-    testsNote.textContent = Array.isArray(tests) ? `${tests.length} test${tests.length === 1 ? '' : 's'} run on every save.` : '';
+    testsNote.textContent = Array.isArray(tests)
+      ? `${tests.length} test${tests.length === 1 ? '' : 's'} run on every save, and on every preview below (before saving).` : '';
   }
   let summarized = '';
   const resummarize = debounce(() => {
@@ -401,6 +402,18 @@ export function renderAcl(ctx) {
       items.map((p) => h('li', {}, `${sign} `, link(nodeHref(str(p.id)), str(p.name) || str(p.id)))));
   }
 
+  /** The candidate's own tests, run by the preview against the inventory: what saving it would say. */
+  function testResults(t, test) {
+    if (!t || !t.run) return h('p', { class: 'muted', 'data-test': test }, 'The editor\'s policy has no tests.');
+    if (t.passed) {
+      return h('p', { class: 'flash', 'data-test': test }, `All ${str(t.run)} test${t.run === 1 ? '' : 's'} pass: saving would not be refused by them.`);
+    }
+    const failures = Array.isArray(t.failures) ? t.failures : [];
+    return h('div', { class: 'form-error', role: 'alert', 'data-test': test },
+      h('p', {}, `${failures.length} of the tests' checks fail: saving would be refused.`),
+      h('ul', { class: 'problem-errors' }, failures.map((f) => h('li', {}, `${str(f.field)}: ${str(f.message)}`))));
+  }
+
   function nodePreview(r) {
     const n = r.node || {};
     const peers = r.peers || {};
@@ -414,6 +427,8 @@ export function renderAcl(ctx) {
       h('div', { class: 'compare' },
         h('div', {}, h('h4', {}, 'Peers gained'), peerList(peers.gained, '+', 'acl-preview-gained')),
         h('div', {}, h('h4', {}, 'Peers lost'), peerList(peers.lost, '−', 'acl-preview-lost'))),
+      h('h4', {}, 'Tests'),
+      testResults(r.tests, 'acl-preview-tests'),
     ];
   }
 
@@ -440,7 +455,9 @@ export function renderAcl(ctx) {
           h('strong', { 'data-test': 'acl-conn-allowed' }, yes(r.allowed)), ` with the editor's policy, ${yes(r.allowed_now)} now (version ${str(r.current_version)}).`),
         Array.isArray(r.grants) && r.grants.length
           ? h('ul', { class: 'plain-list' }, r.grants.map((g) => h('li', { class: 'mono' }, str(g))))
-          : h('p', { class: 'muted' }, 'No grant of the editor\'s policy allows it.'));
+          : h('p', { class: 'muted' }, 'No grant of the editor\'s policy allows it.'),
+        h('h4', {}, 'Tests'),
+        testResults(r.tests, 'acl-conn-tests'));
     } catch (ex) {
       connResult.replaceChildren();
       previewProblem(connErr, ex);

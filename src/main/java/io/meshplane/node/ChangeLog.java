@@ -109,7 +109,12 @@ public final class ChangeLog {
 
   /** The nodes of one team+environment as they are now (policy tests and previews run against them). */
   public Future<List<NodeFacts>> nodesOf(String team, String env) {
-    return pool.preparedQuery(FACTS + " WHERE team = $1 AND environment = $2 ORDER BY id").execute(Tuple.of(team, env))
+    return nodesOf(pool, team, env);
+  }
+
+  /** As {@link #nodesOf(String, String)}, in the caller's transaction (after it took the clock's lock: every earlier change is in). */
+  public Future<List<NodeFacts>> nodesOf(io.vertx.sqlclient.SqlClient client, String team, String env) {
+    return client.preparedQuery(FACTS + " WHERE team = $1 AND environment = $2 ORDER BY id").execute(Tuple.of(team, env))
         .map(rows -> Sql.list(rows, ChangeLog::facts));
   }
 

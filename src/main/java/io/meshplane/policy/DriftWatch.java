@@ -1,9 +1,15 @@
 package io.meshplane.policy;
 
+import com.hazelcast.core.EntryEvent;
 import com.hazelcast.map.IMap;
+import com.hazelcast.map.listener.EntryAddedListener;
+import com.hazelcast.map.listener.EntryEvictedListener;
+import com.hazelcast.map.listener.EntryExpiredListener;
+import com.hazelcast.map.listener.EntryRemovedListener;
 import io.meshplane.common.Ids;
 import io.vertx.core.Vertx;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,7 +23,11 @@ import org.slf4j.LoggerFactory;
  * the node acknowledges the current version.
  *
  * <p>Costs nothing for a node that is current and not drifting: only nodes behind their version are
- * tracked (in this replica's memory), and the cluster map is touched only on the transitions.
+ * tracked (in this replica's memory), and the cluster map is touched only on the transitions. The
+ * claim is lifted by whichever replica answers the node's first current acknowledgment: every replica
+ * keeps the ids of the claimed nodes (an entry listener on the claims, keys only), so the drift ends
+ * even when that heartbeat lands on another replica than the one that saw it begin, or after that
+ * replica restarted and forgot what it tracked.
  */
 final class DriftWatch {
   private static final Logger LOG = LoggerFactory.getLogger(DriftWatch.class);
@@ -35,6 +45,8 @@ final class DriftWatch {
   private final IMap<String, Long> claims;
   private final PolicyRepository repository;
   private final Map<String, State> tracked = new ConcurrentHashMap<>();
+  /** Ids of the nodes claimed as drifting cluster-wide (every replica's copy, from the claims' events). */
+  private final Set<String> claimed = ConcurrentHashMap.newKeySet();
 
   DriftWatch(Vertx vertx, IMap<String, Long> claims, PolicyRepository repository) {
     this.vertx = vertx;
@@ -42,13 +54,44 @@ final class DriftWatch {
     this.repository = repository;
   }
 
+  /** Follows the claims (keys only) and loads the current ones; a blocking call: at start, off the event loop. */
+  void follow() {
+    claims.addEntryListener(new ClaimListener(), false);
+    claimed.addAll(claims.keySet());
+  }
+
+  private final class ClaimListener implements EntryAddedListener<String, Long>, EntryRemovedListener<String, Long>,
+      EntryEvictedListener<String, Long>, EntryExpiredListener<String, Long> {
+    @Override
+    public void entryAdded(EntryEvent<String, Long> e) {
+      claimed.add(e.getKey());
+    }
+
+    @Override
+    public void entryRemoved(EntryEvent<String, Long> e) {
+      // the drift ended (on whichever replica): a later one starts from scratch here too
+      claimed.remove(e.getKey());
+      tracked.remove(e.getKey());
+    }
+
+    @Override
+    public void entryEvicted(EntryEvent<String, Long> e) {
+      claimed.remove(e.getKey());
+    }
+
+    @Override
+    public void entryExpired(EntryEvent<String, Long> e) {
+      claimed.remove(e.getKey());
+    }
+  }
+
   /** After a heartbeat answer: {@code known} is the agent's acl version (-1: not sent), {@code current} the node's (-1: unknown). */
   void observe(String nodeId, long known, long current) {
     if (current < 0 || known < 0) return;
     if (known >= current) {
-      if (tracked.isEmpty()) return;
-      State s = tracked.remove(nodeId);
-      if (s != null && s.drifting) claims.removeAsync(nodeId);
+      if (!tracked.isEmpty()) tracked.remove(nodeId);
+      // current again: the drift ends, whichever replica claimed it
+      if (!claimed.isEmpty() && claimed.remove(nodeId)) claims.removeAsync(nodeId);
       return;
     }
     if (tracked.size() >= MAX_TRACKED && !tracked.containsKey(nodeId)) return;
@@ -73,6 +116,7 @@ final class DriftWatch {
 
   /** Forgets a deleted node. */
   void forget(String nodeId) {
-    if (tracked.remove(nodeId) != null) claims.removeAsync(nodeId);
+    tracked.remove(nodeId);
+    if (claimed.remove(nodeId)) claims.removeAsync(nodeId);
   }
 }

@@ -54,6 +54,8 @@ import java.util.concurrent.locks.StampedLock;
 final class PeerModel {
   /** Recent peer changes kept per class for delta answers. */
   static final int CLASS_LOG = 1024;
+  /** A policy change that changes a class's peers by at most this many nodes is answered as a delta (half the class log). */
+  static final int POLICY_DELTA_MAX = CLASS_LOG / 2;
 
   /** Work counters (deterministic figures for the benchmark). */
   final LongAdder fullPeerAnswers = new LongAdder();
@@ -723,7 +725,11 @@ final class PeerModel {
      * the result (to run under the write lock): the policy, the grants' member sets, the classes and
      * each node's bits and class. A new class whose nodes all come from one old class with the same
      * peers (or rules) keeps that class's version and history: nodes whose answer the change does not
-     * touch keep their versions.
+     * touch keep their versions. When its peers differ by at most {@link #POLICY_DELTA_MAX} nodes, it
+     * takes over the old history and logs the difference at {@code seq}: its nodes get a delta (the
+     * peers gained as changed, the peers lost as removed) sized by what the policy changed for them,
+     * not by the class. A larger difference, or a class whose nodes come from several old classes,
+     * starts afresh (a full set).
      */
     Runnable rebuild(long seq, PeerModel model, PolicyDocument next, long version) {
       int grants = next.grants().size();
@@ -773,7 +779,20 @@ final class PeerModel {
         PeerClass c = e.getKey();
         PeerClass was = e.getValue();
         if (mixed.contains(c)) continue;
-        if (c.peers.equals(was.peers)) c.inherit(was);
+        if (c.peers.equals(was.peers)) {
+          c.inherit(was);
+        } else {
+          BitSet diff = (BitSet) was.peers.clone();
+          diff.xor(c.peers);
+          if (diff.cardinality() <= POLICY_DELTA_MAX) {
+            c.inherit(was);
+            for (int i = diff.nextSetBit(0); i >= 0; i = diff.nextSetBit(i + 1)) {
+              Member p = i < byIdx.length ? byIdx[i] : null;
+              if (p != null) c.logged(seq, p.id);
+            }
+            c.peersVersion = seq;
+          }
+        }
         if (c.rules.equals(was.rules)) c.aclVersion = was.aclVersion;
       }
       return () -> {

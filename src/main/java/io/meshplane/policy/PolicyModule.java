@@ -107,7 +107,10 @@ public final class PolicyModule implements Module, NodePolicy, ChangeLog.Feed {
   @Override
   public Future<Void> start() {
     DeploymentOptions worker = new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER);
-    return vertx.deployVerticle(feed, worker).compose(id -> {
+    return vertx.executeBlocking(() -> {
+      drift.follow();
+      return null;
+    }, false).compose(v -> vertx.deployVerticle(feed, worker)).compose(id -> {
       feedDeployment = id;
       events.subscribe(e -> {
         feed.poke();

@@ -2,10 +2,10 @@ package io.meshplane.policy;
 
 import io.meshplane.access.Caller;
 import io.meshplane.audit.AuditLog;
+import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
 import io.meshplane.common.RequestInfo;
 import io.meshplane.common.Times;
-import io.meshplane.http.Page;
 import io.meshplane.node.ChangeLog;
 import io.meshplane.node.ChangeLog.NodeFacts;
 import io.meshplane.node.NodePolicy;
@@ -70,15 +70,18 @@ public final class PolicyService {
   private Future<JsonObject> store(Caller caller, RequestInfo request, Scope scope, PolicyDocument doc, Long ifMatch, Long restoredFrom) {
     inside(caller, scope);
     String action = restoredFrom == null ? "acl.update" : "acl.rollback";
-    // the inventory is read only when there are tests to run against it (O(nodes of the team+environment))
-    Future<List<NodeFacts>> inventory = doc.tests().isEmpty() ? Future.succeededFuture(List.of())
-        : log.nodesOf(scope.team(), scope.environment());
-    return inventory.compose(nodes -> {
-      List<Refusal.FieldError> failures = new Evaluation(doc, nodes).runTests();
-      if (!failures.isEmpty()) return Future.failedFuture(Refusal.invalid(failures));
-      JsonObject stored = doc.toJson();
-      Instant now = Times.now();
-      return pool.withTransaction(tx -> tx.query("SELECT seq FROM mesh_clock FOR UPDATE").execute()
+    JsonObject stored = doc.toJson();
+    Instant now = Times.now();
+    // The tests run inside the transaction, after the clock's lock: every enrollment, re-tag and
+    // deletion bumps the clock in its own transaction, so the inventory read here holds every change
+    // committed before this policy, and none can slip in between the tests and the store. The
+    // inventory is read only when there are tests (O(nodes of the team+environment)).
+    return pool.withTransaction(tx -> tx.query("SELECT seq FROM mesh_clock FOR UPDATE").execute()
+          .compose(v -> doc.tests().isEmpty() ? Future.succeededFuture(List.<NodeFacts>of()) : log.nodesOf(tx, scope.team(), scope.environment()))
+          .compose(nodes -> {
+            List<Refusal.FieldError> failures = new Evaluation(doc, nodes).runTests();
+            return failures.isEmpty() ? Future.<Void>succeededFuture() : Future.<Void>failedFuture(Refusal.invalid(failures));
+          })
           .compose(v -> policies.current(tx, scope.team(), scope.environment()))
           .compose(current -> {
             long old = current == null ? 0 : current.version();
@@ -95,12 +98,11 @@ public final class PolicyService {
                     .put("environment", scope.environment()).put("version", version).put("policy", stored)))
                 .compose(seq -> audit.success(tx, caller, request, action, "acl", scope.team() + "/" + scope.environment(),
                     scope.team(), scope.environment(), details).map(x -> new Object[] {s, seq}));
-          }));
-    }).compose(done -> {
-      announce.run();
-      PolicyRepository.Stored s = (PolicyRepository.Stored) done[0];
-      return model.applied((Long) done[1]).map(v -> toJson(scope, s));
-    });
+          })).compose(done -> {
+            announce.run();
+            PolicyRepository.Stored s = (PolicyRepository.Stored) done[0];
+            return model.applied((Long) done[1]).map(v -> toJson(scope, s));
+          });
   }
 
   public Future<JsonObject> versions(Caller caller, Scope scope, Page page) {
@@ -120,7 +122,9 @@ public final class PolicyService {
   /**
    * A candidate policy's effect, saving nothing: for a node, the grants that would apply and the peers
    * it would gain and lose (against the current policy and inventory); for {@code src -> dst} on a
-   * port, whether it would be allowed and by which grants.
+   * port, whether it would be allowed and by which grants. Either way, the candidate's own tests run
+   * against the inventory, and their results are in {@code tests} (a PUT of it would be refused with
+   * the same failures).
    */
   public Future<JsonObject> preview(Caller caller, Scope scope, PolicyDocument candidate, String node, String src, String dst,
       String proto, int port) {
@@ -132,6 +136,10 @@ public final class PolicyService {
           Evaluation after = new Evaluation(candidate, nodes);
           JsonObject out = new JsonObject().put("team", scope.team()).put("environment", scope.environment())
               .put("current_version", current == null ? 0 : current.version());
+          // the candidate's own tests, against the same inventory: what a PUT of it would say, before saving
+          JsonArray failures = new JsonArray();
+          for (Refusal.FieldError e : after.runTests()) failures.add(new JsonObject().put("field", e.field()).put("message", e.message()));
+          out.put("tests", new JsonObject().put("run", candidate.tests().size()).put("passed", failures.isEmpty()).put("failures", failures));
           if (node != null) {
             NodeFacts n = find(nodes, node);
             if (n == null) throw Refusal.invalid("/node", "names no node of " + scope.team() + "/" + scope.environment());

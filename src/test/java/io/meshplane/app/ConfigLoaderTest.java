@@ -73,6 +73,30 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void relaysLoadAndABadEntryStopsTheStartNamingItsIndexAndKey() {
+    MeshConfig ok = ConfigLoader.load(null, false, Map.of("MESH_RELAYS",
+        "[{\"name\":\"fra1\",\"region\":\"eu\",\"url\":\"https://fra1.relay.example.net\"},{\"name\":\"nyc1\",\"region\":\"us\",\"url\":\"https://nyc1.relay.example.net:8443/derp\"}]"),
+        Map.of());
+    assertEquals(2, ok.relays().all().size());
+    assertEquals("nyc1", ok.relays().all().get(1).name());
+    assertEquals("us", ok.relays().all().get(1).region());
+    String good = "{\"name\":\"fra1\",\"region\":\"eu\",\"url\":\"https://fra1.example\"}";
+    Map<String, String> bad = new java.util.LinkedHashMap<>();
+    bad.put("not a list", "relays (env MESH_RELAYS): must be a list");
+    bad.put("[1]", "relays[0]: must be {name, region, url}");
+    bad.put("[" + good + ",{\"name\":\"Fra 2\",\"region\":\"eu\",\"url\":\"https://f.example\"}]", "relays[1].name: must be a DNS label");
+    bad.put("[" + good + "," + good + "]", "relays[1].name: 'fra1' is configured twice");
+    bad.put("[{\"name\":\"fra1\",\"region\":\"EU\",\"url\":\"https://f.example\"}]", "relays[0].region: must be a slug");
+    bad.put("[{\"name\":\"fra1\",\"region\":\"eu\",\"url\":\"ftp://f.example\"}]", "relays[0].url: must be an http(s) URL");
+    bad.put("[{\"name\":\"fra1\",\"region\":\"eu\",\"url\":\"https://f.example\",\"weight\":2}]", "relays[0].weight: unknown key");
+    for (Map.Entry<String, String> c : bad.entrySet()) {
+      ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(null, false, Map.of("MESH_RELAYS", c.getKey()), Map.of()),
+          c.getKey());
+      assertTrue(e.getMessage().startsWith(c.getValue()), c.getKey() + " -> " + e.getMessage());
+    }
+  }
+
+  @Test
   void aPortRangeInTheMemberListIsRejectedWithAHint() {
     ConfigException e = assertThrows(ConfigException.class,
         () -> ConfigLoader.load(null, false, Map.of("MESH_CLUSTER_MEMBERS", "127.0.0.1:5701-5703"), Map.of()));

@@ -130,7 +130,23 @@ class PolicyApiTest {
     assertEquals(200, r.statusCode(), r.bodyAsString());
     assertEquals(false, r.bodyAsJsonObject().getBoolean("allowed"));
     assertEquals(true, r.bodyAsJsonObject().getBoolean("allowed_now"));
+    assertEquals(new JsonObject().put("run", 0).put("passed", true).put("failures", new JsonArray()), r.bodyAsJsonObject().getJsonObject("tests"));
+    // the candidate's own tests run in the preview, before saving: one passing, one failing probe
+    JsonObject tested = candidate.copy().put("tests", new JsonArray().add(new JsonObject().put("src", "pv-mon")
+        .put("accept", new JsonArray().add("pv-db:tcp/9100")).put("deny", new JsonArray().add("pv-web:tcp/9100"))));
+    r = http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/acl/preview?team=preview&environment=prod", admin,
+        new JsonObject().put("policy", tested).put("node", "pv-db"));
+    assertEquals(200, r.statusCode(), r.bodyAsString());
+    JsonObject results = r.bodyAsJsonObject().getJsonObject("tests");
+    assertEquals(1, results.getInteger("run"), results.encode());
+    assertEquals(false, results.getBoolean("passed"), results.encode());
+    assertEquals(1, results.getJsonArray("failures").size(), results.encode());
+    assertEquals("/tests/0/deny/0", results.getJsonArray("failures").getJsonObject(0).getString("field"), results.encode());
     assertEquals(1, http.get(a.coordinatorPort(), acl("preview", "prod"), admin).bodyAsJsonObject().getLong("version"), "nothing saved");
+    // a PUT of it is refused with the same failure
+    HttpResponse<Buffer> refused = put(a, "preview", tested, null);
+    assertEquals(400, refused.statusCode(), refused.bodyAsString());
+    assertEquals("/tests/0/deny/0", refused.bodyAsJsonObject().getJsonArray("errors").getJsonObject(0).getString("field"));
     // a bad candidate is named under /policy
     r = http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/acl/preview?team=preview&environment=prod", admin,
         new JsonObject().put("policy", new JsonObject().put("grants", new JsonArray().add(grant("tag:web", "tag:db", "tcp/0")))).put("node", "pv-db"));
@@ -214,6 +230,9 @@ class PolicyApiTest {
     cases.put("/grants/0/ports/0 ", new JsonObject().put("grants", new JsonArray().add(grant("*", "*", "tcp/9-1"))));
     cases.put("/grants/0/ports/0  ", new JsonObject().put("grants", new JsonArray().add(grant("*", "*", "sctp/9"))));
     cases.put("/grants/0/src/0 ", new JsonObject().put("grants", new JsonArray().add(grant("10.1.2.3/8", "*", "*"))));
+    // prefix lengths in ASCII digits only: fullwidth and Arabic-Indic digits are not /8
+    cases.put("/grants/0/dst/0 ", new JsonObject().put("grants", new JsonArray().add(grant("*", "10.0.0.0/\uFF18", "*"))));
+    cases.put("/grants/0/dst/0  ", new JsonObject().put("grants", new JsonArray().add(grant("*", "10.0.0.0/\u0668", "*"))));
     cases.put("/grants/1/ports/0", new JsonObject().put("grants", new JsonArray().add(grant("*", "*", "*")).add(grant("*", "*", "tcp/08"))));
     cases.put("/tests/0/accept/0", new JsonObject().put("grants", new JsonArray()).put("tests", new JsonArray()
         .add(new JsonObject().put("src", "a").put("accept", new JsonArray().add("b:tcp/1-2")))));
@@ -295,10 +314,39 @@ class PolicyApiTest {
     assertEquals("behind", sync.getString("state"), sync.encode());
     assertEquals(0, sync.getJsonObject("acknowledged").getLong("acl"));
     assertEquals(acl, sync.getJsonObject("current").getLong("acl"));
-    // once it acknowledges, it is current again
-    beat(a, web, first.getJsonObject("peers").getLong("version"), acl);
+    // counted in mesh_node_policy_drift (each replica counts the claims it owns: the sum is the fleet's)
+    assertEquals(1, awaitDriftGauge(1), "mesh_node_policy_drift summed over the replicas");
+    // once it acknowledges, it is current again: through the OTHER replica, which did not see the drift begin
+    beat(b, web, first.getJsonObject("peers").getLong("version"), acl);
     record = http.get(b.coordinatorPort(), "/v1/nodes/" + web.id(), admin).bodyAsJsonObject();
     assertEquals("current", record.getJsonObject("policy_sync").getString("state"));
+    assertEquals(0, awaitDriftGauge(0), "the drift ended on every replica");
+    // a later drift of the same node is a new event (the claim was lifted)
+    for (int i = 0; i < 5; i++) beat(a, web, 0, 0);
+    deadline = System.currentTimeMillis() + 10_000;
+    do {
+      Thread.sleep(100);
+      events = http.get(b.coordinatorPort(), "/v1/events?type=node.policy_drift&node_id=" + web.id(), admin).bodyAsJsonObject()
+          .getJsonArray("items");
+    } while (events.size() < 2 && System.currentTimeMillis() < deadline);
+    assertEquals(2, events.size(), events.encode());
+  }
+
+  /** The sum of mesh_node_policy_drift over both replicas once it equals {@code want} (each refreshes every 5 s), or the last sum after 15 s. */
+  private long awaitDriftGauge(long want) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 15_000;
+    long sum;
+    do {
+      sum = 0;
+      for (Meshplane m : List.of(a, b)) {
+        for (String line : http.get(m.coordinatorPort(), "/metrics").bodyAsString().split("\n")) {
+          if (line.startsWith("mesh_node_policy_drift ")) sum += (long) Double.parseDouble(line.substring(line.indexOf(' ') + 1));
+        }
+      }
+      if (sum == want) return sum;
+      Thread.sleep(250);
+    } while (System.currentTimeMillis() < deadline);
+    return sum;
   }
 
   @Test

@@ -228,9 +228,16 @@ class PolicyWorkedExampleTest {
     assertEquals(new JsonArray().add("203.0.113.9:41641"), peers.getJsonArray("changed").getJsonObject(0).getJsonArray("endpoints"));
     assertTrue(peers.encode().length() < 1024, "a delta is sized by the change: " + peers.encode().length());
     known.get("web-1")[0] = peers.getLong("version");
-    // an agent whose version is older than what the class log holds gets the full set
-    JsonObject full = beat("web-1", new long[] {1, known.get("web-1")[1]}, a).getJsonObject("peers");
+    // an agent with no peers yet (known 0: a fresh start) gets the full set; one older than what its
+    // class's log holds does too (PeerModelTest.anAgentOlderThanTheClassLogGetsTheFullSet: it takes
+    // more than 1,024 changes of one class). An old version the log still covers is a delta of the net
+    // changes since then, policy changes included (their peers gained and lost are logged too)
+    JsonObject full = beat("web-1", new long[] {0, known.get("web-1")[1]}, a).getJsonObject("peers");
     assertTrue(full.containsKey("items"), full.encode());
+    assertEquals(4, full.getJsonArray("items").size(), full.encode());
+    JsonObject old = beat("web-1", new long[] {1, known.get("web-1")[1]}, a).getJsonObject("peers");
+    assertEquals(ids(full.getJsonArray("items")).stream().sorted().toList(), ids(old.getJsonArray("changed")).stream().sorted().toList(),
+        "from version 1 the delta carries every current peer: " + old.encode());
     assertEquals(before.keySet(), known.keySet());
   }
 
