@@ -98,8 +98,13 @@ final class Coordinators {
 
   /** POSTs a JSON body to {@code path} (under {@code /v1}) on coordinator {@code index}. */
   Future<Reply> post(int index, String path, String authorization, Buffer body) {
+    return send(HttpMethod.POST, index, path, authorization, body);
+  }
+
+  /** Sends a JSON body with {@code method} to {@code path} (under {@code /v1}) on coordinator {@code index}. */
+  Future<Reply> send(HttpMethod method, int index, String path, String authorization, Buffer body) {
     Target t = targets.get(index);
-    RequestOptions o = new RequestOptions().setMethod(HttpMethod.POST).setHost(t.host()).setPort(t.port()).setSsl(t.ssl())
+    RequestOptions o = new RequestOptions().setMethod(method).setHost(t.host()).setPort(t.port()).setSsl(t.ssl())
         .setURI(t.basePath() + "/v1" + path)
         // no per-request connect timeout: in Vert.x it also bounds the wait for a pooled connection (and cancelling
         // that wait races the pool); TCP connects are bounded by the client's option, waits by the bounded queue

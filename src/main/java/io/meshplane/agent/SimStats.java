@@ -70,16 +70,19 @@ final class SimStats {
     double secs = Math.max(1e-3, (b.nanos() - a.nanos()) / 1e9);
     long[] lat = diff(a.latency(), b.latency());
     return String.format(Locale.ROOT,
-        "[sim %5ds] enrolled %d/%d | %.1f hb/s (%d sent, %d accepted) | p50 %s p99 %s | errors: %s | peers received %d | in %s out %s"
+        "[sim %5ds] enrolled %d/%d | %.1f hb/s (%d sent, %d accepted) | p50 %s p99 %s p99.9 %s | errors: %s | peers received %d | in %s out %s"
             + " | cpu %.0f%% of one core, heap %s",
         elapsedSeconds, b.enrolled(), nodes, (b.accepted() - a.accepted()) / secs, b.sent() - a.sent(), b.accepted() - a.accepted(),
-        ms(quantile(lat, 0.50)), ms(quantile(lat, 0.99)), errors(a.errors(), b.errors()), b.peers() - a.peers(),
+        ms(quantile(lat, 0.50)), ms(quantile(lat, 0.99)), ms(quantile(lat, 0.999)), errors(a.errors(), b.errors()), b.peers() - a.peers(),
         bytes(b.bytesIn() - a.bytesIn()), bytes(b.bytesOut() - a.bytesOut()), (b.cpuNanos() - a.cpuNanos()) / 1e9 / secs * 100,
         bytes(ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed()));
   }
 
-  /** The final line: totals since the start. */
-  String total(Snapshot start, Snapshot end, int nodes) {
+  /**
+   * The final line: totals since the start, and, when every node had enrolled before the end, the latency of the
+   * steady window from that moment on (enrollment's own load excluded).
+   */
+  String total(Snapshot start, Snapshot allEnrolled, Snapshot end, int nodes) {
     long cpuNanos = end.cpuNanos() - start.cpuNanos();
     double secs = Math.max(1e-3, (end.nanos() - start.nanos()) / 1e9);
     long[] lat = diff(start.latency(), end.latency());
@@ -89,12 +92,21 @@ final class SimStats {
     long heap = mem.getHeapMemoryUsage().getUsed();
     return String.format(Locale.ROOT,
         "[sim] done after %.1f s: %d/%d nodes enrolled (%d failed, %d attempts), %d heartbeats sent, %d accepted (%.1f/s), "
-            + "latency p50 %s p99 %s max %s, errors: %s, peers received %d, bytes in %s out %s, commands executed %d%s, "
+            + "latency p50 %s p99 %s p99.9 %s max %s, %s, errors: %s, peers received %d, bytes in %s out %s, commands executed %d%s, "
             + "process cpu %.1f s (%.0f%% of one core), heap used %s",
         secs, end.enrolled(), nodes, end.enrollFailed(), enrollAttempts.sum(), end.sent(), end.accepted(), end.accepted() / secs,
-        ms(quantile(lat, 0.50)), ms(quantile(lat, 0.99)), ms(quantile(lat, 1.0)), errors(Map.of(), end.errors()), end.peers(),
+        ms(quantile(lat, 0.50)), ms(quantile(lat, 0.99)), ms(quantile(lat, 0.999)), ms(quantile(lat, 1.0)), steady(allEnrolled, end),
+        errors(Map.of(), end.errors()), end.peers(),
         bytes(end.bytesIn()), bytes(end.bytesOut()), end.commands(), byKind.isEmpty() ? "" : " " + byKind,
         cpuNanos / 1e9, cpuNanos / 1e9 / secs * 100, bytes(heap));
+  }
+
+  /** The steady window's latency, from the moment every node had enrolled until the end. */
+  private static String steady(Snapshot allEnrolled, Snapshot end) {
+    if (allEnrolled == null) return "steady window (all enrolled) none";
+    long[] lat = diff(allEnrolled.latency(), end.latency());
+    return String.format(Locale.ROOT, "steady window (all enrolled, %.0f s) p50 %s p99 %s p99.9 %s max %s", (end.nanos() - allEnrolled.nanos()) / 1e9,
+        ms(quantile(lat, 0.50)), ms(quantile(lat, 0.99)), ms(quantile(lat, 0.999)), ms(quantile(lat, 1.0)));
   }
 
   /** CPU time of the whole process so far (0 where the JVM cannot tell). */

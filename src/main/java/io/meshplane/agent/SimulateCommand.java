@@ -61,6 +61,15 @@ public final class SimulateCommand implements Callable<Integer> {
       description = "HTTP connections per coordinator, and enrollments in flight at most; 1 to 4096; default: ${DEFAULT-VALUE}")
   int concurrency;
 
+  @Option(names = "--policy-churn", paramLabel = "DURATION",
+      description = "every DURATION (10s to 1h), replace the policy of the nodes' team and environment (PUT /v1/acl with --policy-token): "
+          + "up to 50 grants between the --spread-tags tags, whose direction and ports change each time, so the rules of every node in "
+          + "them change; each change is reported with how many nodes got new rules and when the last one did")
+  String policyChurn;
+
+  @Option(names = "--policy-token", paramLabel = "TOKEN", description = "a token with acl:write on the nodes' team and environment, for --policy-churn")
+  String policyToken;
+
   @Option(names = "--allow-remote", description = "allow coordinators that are not on this machine (by default every address must be loopback)")
   boolean allowRemote;
 
@@ -88,6 +97,15 @@ public final class SimulateCommand implements Callable<Integer> {
       return refuse("--spread-tags needs a --tags entry ending in a number (tag:t0)");
     }
     if (enrollToken.isBlank()) return refuse("--enroll-token is empty");
+    Duration churn = Duration.ZERO;
+    if (policyChurn != null) {
+      churn = duration(policyChurn, "--policy-churn");
+      if (churn.compareTo(Duration.ofSeconds(10)) < 0 || churn.compareTo(Duration.ofHours(1)) > 0) return refuse("--policy-churn " + policyChurn + " is outside 10s..1h");
+      if (policyToken == null || policyToken.isBlank()) return refuse("--policy-churn needs --policy-token (a token with acl:write on the nodes' team and environment)");
+      if (spreadTags < 2) return refuse("--policy-churn needs --spread-tags of at least 2: its grants join the spread tags in pairs");
+    } else if (policyToken != null) {
+      return refuse("--policy-token is only used with --policy-churn");
+    }
     if (!allowRemote) {
       for (Coordinators.Target t : targets) {
         String why = notLoopback(t.host());
@@ -97,7 +115,8 @@ public final class SimulateCommand implements Callable<Integer> {
         }
       }
     }
-    return new Simulator(new Simulator.Settings(targets, enrollToken, nodes, every, length, namePrefix, tags, spreadTags, concurrency), System.out).run();
+    return new Simulator(new Simulator.Settings(targets, enrollToken, nodes, every, length, namePrefix, tags, spreadTags, concurrency, churn,
+        policyToken), System.out).run();
   }
 
   private Duration duration(String text, String option) {

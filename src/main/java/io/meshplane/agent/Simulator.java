@@ -8,6 +8,9 @@ import io.vertx.core.VerticleBase;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,6 +19,9 @@ import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -39,11 +45,17 @@ public final class Simulator {
   static final long PERIOD_MS = 10_000;
 
   /** What the simulator is told on its command line. */
+  /**
+   * @param policyChurn with {@code policyToken}: every this long, the team's policy is replaced (PUT
+   *     /v1/acl) so that the rules of the nodes in its grants change; {@link Duration#ZERO}: no churn
+   */
   public record Settings(List<Coordinators.Target> coordinators, String enrollToken, int nodes, Duration interval, Duration duration,
-      String namePrefix, List<String> tags, int spreadTags, int concurrency) {
+      String namePrefix, List<String> tags, int spreadTags, int concurrency, Duration policyChurn, String policyToken) {
     public Settings {
       coordinators = List.copyOf(coordinators);
       tags = List.copyOf(tags);
+      if (policyChurn == null) policyChurn = Duration.ZERO;
+      if (!policyChurn.isZero() && (policyToken == null || policyToken.isBlank())) throw new IllegalArgumentException("--policy-churn needs --policy-token");
       if (nodes < 1 || nodes > MAX_NODES) throw new IllegalArgumentException("--nodes must be 1 to " + MAX_NODES);
       if (duration.isNegative() || duration.isZero() || duration.compareTo(MAX_DURATION) > 0) {
         throw new IllegalArgumentException("--duration must be more than 0 and at most 24h");
@@ -58,7 +70,24 @@ public final class Simulator {
   private final CountDownLatch aborted = new CountDownLatch(1);
   private volatile String abortReason;
   private volatile boolean stopping;
+  /** The moment every node had enrolled: where the steady window starts (null until then). */
+  private SimStats.Snapshot allEnrolled;
   private volatile boolean signalled;
+
+  // --policy-churn: the team and environment (from the first enrollment answer), the change under way
+  private volatile String team;
+  private volatile String environment;
+  private final AtomicInteger churnIndex = new AtomicInteger();
+  private volatile long churnStartNanos;
+  private volatile long churnVersion = -1;
+  private final LongAdder churnReached = new LongAdder();
+  private final AtomicLong churnLastNanos = new AtomicLong();
+
+  private void markAllEnrolled() {
+    synchronized (out) {
+      if (allEnrolled == null) allEnrolled = stats.snapshot();
+    }
+  }
 
   public Simulator(Settings settings, PrintStream out) {
     this.settings = settings;
@@ -141,6 +170,9 @@ public final class Simulator {
           previous[0] = now;
         }
       });
+      if (!settings.policyChurn().isZero()) {
+        vertx.setPeriodic(settings.policyChurn().toMillis(), id -> churn(coordinators));
+      }
       long remaining = deadline - System.nanoTime();
       if (remaining > 0) aborted.await(remaining, TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {
@@ -154,7 +186,12 @@ public final class Simulator {
     }
     SimStats.Snapshot end = stats.snapshot();
     if (signalled) out.println("[sim] stopped by a signal before --duration had passed");
-    out.println(stats.total(start, end, settings.nodes()));
+    SimStats.Snapshot steadyFrom;
+    synchronized (out) {
+      steadyFrom = allEnrolled;
+      if (churnIndex.get() > 0) out.println(churnReport());
+    }
+    out.println(stats.total(start, steadyFrom, end, settings.nodes()));
     out.flush();
     try {
       Blocking.await(vertx.close(), Duration.ofSeconds(5), "closing Vert.x");
@@ -178,6 +215,72 @@ public final class Simulator {
     return 0;
   }
 
+  /**
+   * One policy change of {@code --policy-churn} (once every node has enrolled: before that, enrollments
+   * change rules anyway): first the report of the previous one, then a PUT of the next policy. Its
+   * grants join the spread tags in pairs, {@code tag:<base><2i>} and {@code tag:<base><2i+1>}, with the
+   * direction and the ports of change k, so that every node on those tags gets new rules.
+   */
+  private void churn(Coordinators coordinators) {
+    synchronized (out) {
+      if (stopping || allEnrolled == null || team == null) return;
+      if (churnIndex.get() > 0) out.println(churnReport());
+    }
+    int k = churnIndex.get() + 1;
+    String base = null;
+    for (String t : settings.tags()) {
+      Matcher m = NUMBERED.matcher(t);
+      if (m.matches()) {
+        base = m.group(1);
+        break;
+      }
+    }
+    int grants = Math.min(50, settings.spreadTags() / 2);
+    JsonArray list = new JsonArray();
+    for (int i = 0; i < grants; i++) {
+      list.add(new JsonObject().put("src", new JsonArray().add(base + (2 * i + k % 2))).put("dst", new JsonArray().add(base + (2 * i + 1 - k % 2)))
+          .put("ports", new JsonArray().add("tcp/" + (1000 + i + 100 * (k % 100)))));
+    }
+    // counted from before the PUT: a node may get its new rules before the PUT's own answer arrives
+    churnReached.reset();
+    churnLastNanos.set(0);
+    churnVersion = -1;
+    churnStartNanos = System.nanoTime();
+    churnIndex.set(k);
+    String path = "/acl?team=" + team + "&environment=" + environment;
+    coordinators.send(HttpMethod.PUT, 0, path, "Bearer " + settings.policyToken(), new JsonObject().put("grants", list).toBuffer())
+        .onComplete(ar -> {
+          Reply r = ar.result();
+          long ms = (System.nanoTime() - churnStartNanos) / 1_000_000;
+          synchronized (out) {
+            if (r.status() == 200 && r.body() != null && r.body().getValue("version") instanceof Number v) {
+              churnVersion = v.longValue();
+              out.printf(Locale.ROOT, "[sim] policy change %d: version %d of %s/%s stored in %d ms (%d grants)%n", k, churnVersion, team, environment,
+                  ms, grants);
+            } else {
+              stats.error("policy_" + (r.error() == null ? "invalid_answer" : r.error()));
+              out.printf(Locale.ROOT, "[sim] policy change %d refused: %s%n", k, r.describe());
+            }
+            out.flush();
+          }
+        });
+  }
+
+  /** A node's rules changed in a heartbeat answer: counted once per node for the change under way. */
+  private void rulesChanged(int[] counted, int slot) {
+    int k = churnIndex.get();
+    if (k == 0 || counted[slot] == k) return;
+    counted[slot] = k;
+    churnReached.increment();
+    churnLastNanos.accumulateAndGet(System.nanoTime(), Math::max);
+  }
+
+  private String churnReport() {
+    long last = churnLastNanos.get();
+    return String.format(Locale.ROOT, "[sim] policy change %d (version %d): %d nodes got new rules%s", churnIndex.get(), churnVersion, churnReached.sum(),
+        last == 0 ? "" : String.format(Locale.ROOT, ", the last %.1f s after the PUT", (last - churnStartNanos) / 1e9));
+  }
+
   private void abort(String reason) {
     if (abortReason == null) abortReason = reason;
     aborted.countDown();
@@ -191,6 +294,8 @@ public final class Simulator {
     private final long intervalMs;
     private final int enrollSlots;
     private final AgentSession[] sessions;
+    /** Per slot, the policy change whose new rules the node was last counted for (--policy-churn). */
+    private final int[] rulesCounted;
     private final StringBuilder body = new StringBuilder(512);
     private final NodeKey.Source keys = NodeKey.randomPublic(ThreadLocalRandom.current().nextLong());
     private final Backoff backoff = Backoff.standard();
@@ -205,6 +310,7 @@ public final class Simulator {
       this.enrollSlots = enrollSlots;
       int count = settings.nodes() / shards + (index < settings.nodes() % shards ? 1 : 0);
       this.sessions = new AgentSession[count];
+      this.rulesCounted = new int[count];
       this.enrollAuthorization = "Bearer " + settings.enrollToken();
     }
 
@@ -236,7 +342,13 @@ public final class Simulator {
         stats.bytesOut.add(req.length());
         stats.bytesIn.add(r.bytesIn());
         if (r.status() == 201 && s.enrolled(r.body())) {
+          if (team == null && r.body().getValue("node") instanceof JsonObject n && n.getValue("team") instanceof String t
+              && n.getValue("environment") instanceof String e) {
+            environment = e;
+            team = t;
+          }
           stats.enrolled.increment();
+          if (stats.enrolled.sum() == settings.nodes()) markAllEnrolled();
           vertx.setTimer(Math.max(1, backoff.spreadMs(intervalMs)), id -> beat(slot));
           enrollNext();
         } else if (r.status() == 401 || r.status() == 403) {
@@ -265,7 +377,9 @@ public final class Simulator {
         long wait;
         if (r.outcome() == Reply.Outcome.OK) {
           try {
+            long aclBefore = s.aclVersion();
             stats.peersReceived.add(s.apply(r.body()));
+            if (aclBefore >= 0 && s.aclVersion() != aclBefore) rulesChanged(rulesCounted, slot);
           } catch (RuntimeException e) {
             stats.error("unapplicable_answer");
           }

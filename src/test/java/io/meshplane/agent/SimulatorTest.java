@@ -67,6 +67,9 @@ class SimulatorTest {
       // each node beats about every 2 s from a start spread over its first interval (about 100-150 in 6 s here); each at least once
       assertTrue(accepted >= 50 && accepted <= 250, stdout);
       assertTrue(stdout.contains("errors: none"), stdout);
+      // the tail quantile, and the steady window that starts once every node has enrolled
+      assertTrue(Pattern.compile("latency p50 [\\d.]+ ms p99 [\\d.]+ ms p99\\.9 [\\d.]+ ms max [\\d.]+ ms, steady window \\(all enrolled, \\d+ s\\) p50 [\\d.]+ ms p99 [\\d.]+ ms p99\\.9 [\\d.]+ ms")
+          .matcher(stdout).find(), stdout);
       System.out.println(stdout);
 
       JsonObject list = cluster.http().get(replica.coordinatorPort(), "/v1/nodes?name_prefix=simt-&limit=1000", cluster.admin()).bodyAsJsonObject();
@@ -82,6 +85,44 @@ class SimulatorTest {
         assertEquals(Boolean.TRUE, n.getJsonObject("telemetry").getBoolean("simulated"), n.encode());
       }
       assertEquals(Map.of("tag:g0", 10, "tag:g1", 10, "tag:g2", 10, "tag:g3", 10, "tag:g4", 10), groups, "--spread-tags 5 spreads the fleet evenly");
+    } finally {
+      p.destroyForcibly();
+    }
+  }
+
+  /**
+   * {@code --policy-churn}: once every node has enrolled, the simulator replaces the team's policy every
+   * period (grants between the spread tags, direction and ports changing each time) and reports, for
+   * each change, the version stored and how many nodes got new rules in their heartbeat answers.
+   */
+  @Test
+  void policyChurnReplacesThePolicyAndReportsHowManyNodesGotNewRules() throws Exception {
+    Path out = dir.resolve("churn.out");
+    Path err = dir.resolve("churn.err");
+    String acl = Tokens.issue(replica, "sim", "lab", Surface.ADMIN).jwt();
+    Process p = ChildJvm.launch(dir, Map.of(), err, out, "simulate", "--coordinator", "http://127.0.0.1:" + replica.coordinatorPort(),
+        "--enroll-token", enrollToken, "--nodes", "20", "--interval", "1s", "--duration", "23s", "--name-prefix", "churn", "--tags", "tag:c0",
+        "--spread-tags", "4", "--concurrency", "8", "--policy-churn", "10s", "--policy-token", acl);
+    try {
+      assertTrue(p.waitFor(60, TimeUnit.SECONDS), "ends by itself");
+      String stdout = Files.readString(out);
+      assertEquals(0, p.exitValue(), stdout + Files.readString(err));
+      Matcher stored = Pattern.compile("\\[sim] policy change 1: version (\\d+) of sim/lab stored in \\d+ ms \\(2 grants\\)").matcher(stdout);
+      assertTrue(stored.find(), stdout);
+      long v1 = Long.parseLong(stored.group(1));
+      // change 1 (tag:c1 -> tag:c0, tag:c3 -> tag:c2) gives the 10 nodes on tag:c0 and tag:c2 inbound rules
+      Matcher reached = Pattern.compile("\\[sim] policy change 1 \\(version " + v1 + "\\): (\\d+) nodes got new rules, the last [\\d.]+ s after the PUT")
+          .matcher(stdout);
+      assertTrue(reached.find(), stdout);
+      assertEquals(10, Integer.parseInt(reached.group(1)), stdout);
+      // change 2 turns every grant around: all 20 nodes' rules change
+      Matcher second = Pattern.compile("\\[sim] policy change 2 \\(version " + (v1 + 1) + "\\): (\\d+) nodes got new rules").matcher(stdout);
+      assertTrue(second.find(), stdout);
+      assertEquals(20, Integer.parseInt(second.group(1)), stdout);
+      assertTrue(stdout.contains("errors: none"), stdout);
+      JsonObject policy = cluster.http().get(replica.coordinatorPort(), "/v1/acl?team=sim&environment=lab", cluster.admin()).bodyAsJsonObject();
+      assertEquals(v1 + 1, policy.getLong("version"), policy.encode());
+      assertEquals("tag:c0", policy.getJsonArray("grants").getJsonObject(0).getJsonArray("src").getString(0), policy.encode());
     } finally {
       p.destroyForcibly();
     }
@@ -110,6 +151,14 @@ class SimulatorTest {
     assertEquals(2, cli("--coordinator", url, "--enroll-token", "t", "--nodes", "10", "--interval", "soon", "--duration", "1m"));
     assertEquals(2, cli("--coordinator", url, "--enroll-token", "t", "--nodes", "10", "--interval", "30s", "--duration", "1m", "--tags", "tag:web",
         "--spread-tags", "10"));
+    // --policy-churn needs its token and spread tags, within 10s..1h
+    assertEquals(2, cli("--coordinator", url, "--enroll-token", "t", "--nodes", "10", "--interval", "30s", "--duration", "1m", "--tags", "tag:t0",
+        "--spread-tags", "4", "--policy-churn", "1m"));
+    assertEquals(2, cli("--coordinator", url, "--enroll-token", "t", "--nodes", "10", "--interval", "30s", "--duration", "1m", "--tags", "tag:t0",
+        "--spread-tags", "4", "--policy-churn", "5s", "--policy-token", "x"));
+    assertEquals(2, cli("--coordinator", url, "--enroll-token", "t", "--nodes", "10", "--interval", "30s", "--duration", "1m", "--tags", "tag:web",
+        "--policy-churn", "1m", "--policy-token", "x"));
+    assertEquals(2, cli("--coordinator", url, "--enroll-token", "t", "--nodes", "10", "--interval", "30s", "--duration", "1m", "--policy-token", "x"));
     assertEquals(null, SimulateCommand.notLoopback("localhost"));
     assertEquals(null, SimulateCommand.notLoopback("::1"));
   }

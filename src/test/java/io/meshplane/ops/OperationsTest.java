@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.meshplane.app.Meshplane;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
+import io.meshplane.testing.PgProxy;
 import io.meshplane.testing.TestCluster;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
@@ -199,6 +200,51 @@ class OperationsTest {
   }
 
   @Test
+  void aDrainClaimedWhileTheHeartbeatDoesNotShowTheIngressDrainedFails() throws Exception {
+    Nodes.Enrolled n = enroll("drain-liar", "liars", "tag:edge");
+    JsonObject ingress = new JsonObject().put("name", "web").put("hostname", "web.example.net").put("port", 443);
+    assertEquals(201, call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/ingress", ingress).statusCode());
+    JsonArray active = new JsonArray().add(new JsonObject().put("name", "web").put("state", "active"));
+
+    // the agent says it drained, and the same heartbeat shows the ingress still active
+    String opId = call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/ingress/web/drain", null).bodyAsJsonObject().getString("id");
+    beatUntilCommand(a, n, new JsonObject().put("ingress", active), opId);
+    beat(a, n, result(opId, "succeeded").put("ingress", active));
+    JsonObject done = awaitOperation(opId, o -> o.getString("completed_at") != null);
+    assertEquals("failed", done.getString("status"), done.encode());
+    assertEquals("the agent reported success but its heartbeat shows ingress web active", done.getJsonObject("result").getString("detail"));
+    assertEquals(new JsonObject().put("status", "succeeded").put("detail", "done by the test agent"),
+        done.getJsonObject("result").getJsonObject("reported"), "what the agent said is kept");
+    assertEquals("active", node(n).getJsonArray("ingress").getJsonObject(0).getString("state"), "a failed drain leaves the ingress active");
+
+    // again, with no ingress at all in the heartbeat that claims it (reported to the other replica)
+    HttpResponse<Buffer> again = call(b, HttpMethod.POST, "/v1/nodes/" + n.id() + "/ingress/web/drain", null);
+    assertEquals(202, again.statusCode(), again.bodyAsString());
+    String second = again.bodyAsJsonObject().getString("id");
+    beatUntilCommand(b, n, new JsonObject().put("ingress", active), second);
+    beat(b, n, result(second, "succeeded"));
+    JsonObject absent = awaitOperation(second, o -> o.getString("completed_at") != null);
+    assertEquals("failed", absent.getString("status"), absent.encode());
+    assertEquals("the agent reported success but its heartbeat shows ingress web absent", absent.getJsonObject("result").getString("detail"));
+    assertEquals("active", node(n).getJsonArray("ingress").getJsonObject(0).getString("state"));
+  }
+
+  @Test
+  void aRekeyClaimedInAHeartbeatWithoutAPublicKeyFails() throws Exception {
+    Nodes.Enrolled n = enroll("keyless", "liars", "tag:x");
+    String oldKey = n.node().getString("public_key");
+    String opId = call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/rekey", null).bodyAsJsonObject().getString("id");
+    beatUntilCommand(b, n, new JsonObject().put("public_key", oldKey), opId);
+    beat(b, n, result(opId, "succeeded")); // no public_key: no evidence of a new key
+    JsonObject done = awaitOperation(opId, o -> o.getString("completed_at") != null);
+    assertEquals("failed", done.getString("status"), done.encode());
+    assertEquals("the agent reported success but its heartbeat carried no public_key", done.getJsonObject("result").getString("detail"));
+    assertEquals("succeeded", done.getJsonObject("result").getJsonObject("reported").getString("status"));
+    assertFalse(done.getJsonObject("result").containsKey("new_key"), done.encode());
+    assertEquals(oldKey, node(n).getString("public_key"), "a heartbeat without public_key keeps the last");
+  }
+
+  @Test
   void aRelayMoveShowsMovingUntilTheHeartbeatReportsTheNewRelay() throws Exception {
     Nodes.Enrolled n = enroll("mover", "movers", "tag:x");
     String from = n.node().getString("relay");
@@ -286,16 +332,50 @@ class OperationsTest {
     assertEquals(400, call(b, HttpMethod.GET, "/v1/nodes/" + n.id() + "/operations?status=done", null).statusCode());
   }
 
+  /**
+   * API.md §9 lifecycle: an operation stays {@code pending} while no heartbeat answer has carried it (a stale
+   * node does not beat); the node's next heartbeat carries it and it completes; a node that stays
+   * silent sees it expire undelivered, and it is not sent after its expiry.
+   */
   @Test
-  void anOperationOnAStaleNodeStaysPendingThenExpires() throws Exception {
+  void anOperationOnAStaleNodeStaysPendingUntilItsNextHeartbeatOrExpires() throws Exception {
+    Nodes.Enrolled back = enroll("returning", "silence", "tag:x");
     Nodes.Enrolled n = enroll("silent", "silence", "tag:x");
+    String backKey = back.node().getString("public_key");
+    beat(a, back, new JsonObject().put("public_key", backKey));
     beat(a, n, new JsonObject());
     long until = System.currentTimeMillis() + 15_000;
-    while (!"stale".equals(node(n).getString("status")) && System.currentTimeMillis() < until) Thread.sleep(200);
+    while (!("stale".equals(node(n).getString("status")) && "stale".equals(node(back).getString("status")))
+        && System.currentTimeMillis() < until) {
+      Thread.sleep(200);
+    }
     assertEquals("stale", node(n).getString("status"), "heartbeat.stale_after = 3 s");
+    assertEquals("stale", node(back).getString("status"), "heartbeat.stale_after = 3 s");
+    String backOp = call(a, HttpMethod.POST, "/v1/nodes/" + back.id() + "/rekey", null).bodyAsJsonObject().getString("id");
     String opId = call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/rekey", null).bodyAsJsonObject().getString("id");
     Thread.sleep(2000);
-    assertEquals("pending", operation(opId).getString("status"), "nobody received it");
+    for (String id : new String[] {backOp, opId}) {
+      JsonObject op = operation(id);
+      assertEquals("pending", op.getString("status"), "nobody received it: " + op.encode());
+      assertNull(op.getString("delivered_at"), op.encode());
+    }
+
+    // the stale node beats again: the first answer carries the command (the request was answered by a,
+    // so a's board holds it), the operation is delivered, and the node's report completes it
+    JsonObject answer = beat(a, back, new JsonObject().put("public_key", backKey));
+    assertTrue(hasCommand(answer, backOp), "the first heartbeat after the silence carries the command: " + answer.encode());
+    JsonObject delivered = awaitOperation(backOp, o -> !o.getString("status").equals("pending"));
+    assertEquals("delivered", delivered.getString("status"), delivered.encode());
+    assertTrue(delivered.getString("delivered_at") != null, delivered.encode());
+    assertEquals("online", node(back).getString("status"), "it is back");
+    String newKey = Nodes.key();
+    beat(a, back, result(backOp, "succeeded").put("public_key", newKey));
+    JsonObject done = awaitOperation(backOp, o -> o.getString("completed_at") != null);
+    assertEquals("succeeded", done.getString("status"), done.encode());
+    assertEquals(newKey, done.getJsonObject("result").getString("new_key"));
+    assertEquals("pending", operation(opId).getString("status"), "the node that stays silent still has not received its own");
+
+    // the silent node's operation expires undelivered
     JsonObject expired = awaitOperation(opId, o -> o.getString("completed_at") != null);
     assertEquals("expired", expired.getString("status"), expired.encode());
     assertNull(expired.getString("delivered_at"));
@@ -314,15 +394,28 @@ class OperationsTest {
   @Test
   void anEnrollmentThatNeverHeartbeatsIsReportedOnce() throws Exception {
     Nodes.Enrolled ghost = enroll("ghost", "silence", "tag:x");
+    Nodes.Enrolled alive = enroll("alive", "silence", "tag:x");
+    beat(b, alive, new JsonObject()); // written to PostgreSQL within a flush (100 ms), long before nodes.pending_ttl (2 s)
     String path = "/v1/events?type=node.enroll_unconfirmed&node_id=" + ghost.id();
+    String alivePath = "/v1/events?type=node.enroll_unconfirmed&node_id=" + alive.id();
     long until = System.currentTimeMillis() + 15_000;
     while (call(a, HttpMethod.GET, path, null).bodyAsJsonObject().getJsonArray("items").isEmpty() && System.currentTimeMillis() < until) {
       Thread.sleep(200);
     }
+    assertEquals("pending", node(ghost).getString("status"), "it stays pending");
+    // the ghost beats late: nothing more is recorded for it
+    beat(a, ghost, new JsonObject());
     Thread.sleep(2000); // more sweeps, by both replicas: still one event
     JsonObject events = call(b, HttpMethod.GET, path, null).bodyAsJsonObject();
     assertEquals(1, events.getJsonArray("items").size(), events.encode());
-    assertEquals("pending", node(ghost).getString("status"), "it stays pending");
+    JsonObject event = events.getJsonArray("items").getJsonObject(0);
+    assertEquals(ghost.id(), event.getJsonObject("node").getString("id"));
+    assertNull(event.getString("last_heartbeat"), event.encode());
+    // the node that did beat is never reported, by either replica
+    for (Meshplane via : new Meshplane[] {a, b}) {
+      JsonObject none = call(via, HttpMethod.GET, alivePath, null).bodyAsJsonObject();
+      assertEquals(0, none.getJsonArray("items").size(), none.encode());
+    }
   }
 
   @Test
@@ -385,28 +478,70 @@ class OperationsTest {
     assertTrue(beat(a, n, new JsonObject()).getJsonArray("services").isEmpty());
   }
 
+  /**
+   * API.md §9 "Crash and re-delivery": replica X (a third replica, reaching PostgreSQL through a proxy
+   * of its own) is the only one the agent talks to: it delivers the command, then receives the agent's
+   * result but cannot write the completion (its way to PostgreSQL is cut), and dies abruptly. The
+   * operation is still open; the agent's next heartbeat, sent to replica Y (b, which never answered
+   * this node before), gets the command again from Y, and the result it carries completes the
+   * operation there: one completion, written by Y for that very heartbeat.
+   */
   @Test
   void aCommandDeliveredByAReplicaThatDiesIsDeliveredAgainByAnother() throws Exception {
-    Meshplane c = cluster.start(2, SETTINGS);
-    Nodes.Enrolled n = enroll("survivor", "crash", "tag:x");
-    String opId = call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/rekey", null).bodyAsJsonObject().getString("id");
-    beatUntilCommand(c, n, new JsonObject(), opId);
-    awaitOperation(opId, o -> o.getString("status").equals("delivered"));
-    // the delivering replica dies at once, before the agent's result reaches it
-    c.hazelcast().getLifecycleService().terminate();
-    c.close();
-    // while the cluster notices the loss, a heartbeat may be answered 503 (not stored with its backup): agents retry
-    long settle = System.currentTimeMillis() + 30_000;
-    while (http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat", n.token(), new JsonObject())
-        .statusCode() == 503 && System.currentTimeMillis() < settle) {
-      Thread.sleep(200);
+    try (PgProxy proxy = new PgProxy()) {
+      Meshplane x = cluster.start(2, cluster.db().url("127.0.0.1", proxy.port()), SETTINGS);
+      Meshplane y = b;
+      Nodes.Enrolled n = enroll("survivor", "crash", "tag:x");
+      String oldKey = n.node().getString("public_key");
+      String opId = call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/rekey", null).bodyAsJsonObject().getString("id");
+      JsonObject state = new JsonObject().put("public_key", oldKey);
+      beatUntilCommand(x, n, state, opId);
+      JsonObject delivered = awaitOperation(opId, o -> o.getString("status").equals("delivered"));
+      assertEquals("delivered", delivered.getString("status"), "delivered by X: " + delivered.encode());
+
+      // X receives the result but cannot write the completion; the heartbeat is answered all the same
+      proxy.cut();
+      String newKey = Nodes.key();
+      JsonObject report = result(opId, "succeeded").put("public_key", newKey);
+      assertTrue(hasCommand(beat(x, n, report), opId), "X's answer still carries the command");
+      Thread.sleep(1000);
+      assertEquals("delivered", operation(opId).getString("status"), "X could not complete it: still open");
+      // X dies at once: no goodbye to the cluster
+      x.hazelcast().getLifecycleService().terminate();
+      x.close();
+      assertEquals("delivered", operation(opId).getString("status"), "nothing was completed while X went down");
+
+      // the agent's next heartbeat goes to Y. While the cluster takes over X's partitions it may be
+      // answered 503 (not stored, nothing applied): the agent sends it again
+      long settle = System.currentTimeMillis() + 30_000;
+      HttpResponse<Buffer> r;
+      do {
+        r = http.send(HttpMethod.POST, y.coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat", n.token(), report);
+        if (r.statusCode() == 503) Thread.sleep(200);
+      } while (r.statusCode() == 503 && System.currentTimeMillis() < settle);
+      assertEquals(200, r.statusCode(), r.bodyAsString());
+      assertTrue(hasCommand(r.bodyAsJsonObject(), opId), "Y delivers the command again to the first heartbeat it answers: " + r.bodyAsString());
+      String requestId = r.getHeader("X-Request-Id");
+
+      JsonObject done = awaitOperation(opId, o -> o.getString("completed_at") != null);
+      assertEquals("succeeded", done.getString("status"), done.encode());
+      assertEquals(newKey, done.getJsonObject("result").getString("new_key"));
+      assertEquals(delivered.getString("delivered_at"), done.getString("delivered_at"), "the delivery recorded is X's");
+      assertEquals(newKey, node(n).getString("public_key"));
+      // completed once, by Y, for the heartbeat Y answered
+      JsonObject audit = call(a, HttpMethod.GET, "/v1/audit?action=operation.succeeded&actor_id=" + n.id(), null).bodyAsJsonObject();
+      assertEquals(1, audit.getJsonArray("items").size(), audit.encode());
+      JsonObject event = audit.getJsonArray("items").getJsonObject(0);
+      assertEquals(opId, event.getJsonObject("target").getString("id"), event.encode());
+      assertEquals(requestId, event.getString("request_id"), "the completion was written for the heartbeat sent to Y");
+      // and Y stops sending it
+      long until = System.currentTimeMillis() + 10_000;
+      JsonObject after = beat(y, n, new JsonObject().put("public_key", newKey));
+      while (hasCommand(after, opId) && System.currentTimeMillis() < until) {
+        Thread.sleep(100);
+        after = beat(y, n, new JsonObject().put("public_key", newKey));
+      }
+      assertFalse(hasCommand(after, opId), after.encode());
     }
-    String newKey = Nodes.key();
-    JsonObject again = beatUntilCommand(a, n, new JsonObject(), opId);
-    assertTrue(hasCommand(again, opId), "sent again by a surviving replica");
-    beat(a, n, result(opId, "succeeded").put("public_key", newKey));
-    JsonObject done = awaitOperation(opId, o -> o.getString("completed_at") != null);
-    assertEquals("succeeded", done.getString("status"), done.encode());
-    assertNotEquals(n.node().getString("public_key"), node(n).getString("public_key"));
   }
 }
