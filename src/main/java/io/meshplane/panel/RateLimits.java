@@ -18,7 +18,9 @@ import java.time.Duration;
  *
  * <ul>
  *   <li>failed logins per username + source address: {@code panel.login_failures} within
- *       {@code panel.login_window}, refilled evenly; at zero, even the right password is answered 429;
+ *       {@code panel.login_window}, refilled all at once when the window that began at the first
+ *       failure ends (not evenly: that would allow one more try every window / failures); at zero,
+ *       even the right password is answered 429;
  *   <li>login attempts per source address, whatever the username: {@code panel.login_per_address} per
  *       minute (bounds the password-hashing work one address can cause);
  *   <li>API requests per session: {@code panel.api_rate} per second, burst {@code panel.api_burst}.
@@ -44,7 +46,7 @@ final class RateLimits {
         .expirationAfterWrite(ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(10)))
         .build().asAsync();
     this.loginFailures = BucketConfiguration.builder()
-        .addLimit(l -> l.capacity(s.loginFailures()).refillGreedy(s.loginFailures(), s.loginWindow())).build();
+        .addLimit(l -> l.capacity(s.loginFailures()).refillIntervally(s.loginFailures(), s.loginWindow())).build();
     this.loginAddress = BucketConfiguration.builder()
         .addLimit(l -> l.capacity(s.loginPerAddressPerMinute()).refillGreedy(s.loginPerAddressPerMinute(), Duration.ofMinutes(1)))
         .build();

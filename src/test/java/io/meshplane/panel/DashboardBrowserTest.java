@@ -39,7 +39,8 @@ import org.openqa.selenium.support.ui.Select;
  * The dashboard end to end in a real headless Chromium (Debian's chromium and chromedriver) against a
  * real replica: a person logs in, watches a node enrolled by the test go from pending to online
  * without reloading, re-tags it, re-keys a real reference agent and watches the operation succeed,
- * edits the ACL with an error then a fix, creates and revokes a token, finds it all in the audit
+ * edits the ACL with an error then a fix, previews a policy whose test fails then passes, rolls the
+ * policy back from its history, creates and revokes a token, finds it all in the audit
  * log, and logs out. Screenshots of every main page land in target/screenshots (not committed).
  */
 @Timeout(300)
@@ -167,6 +168,66 @@ class DashboardBrowserTest {
     assertTrue(browser.all("acl-grant-error").stream().noneMatch(WebElement::isDisplayed));
     browser.screenshot("08-acl-saved");
 
+    // the preview runs the editor's own tests before saving: a failing one is shown, and nothing is saved
+    String saved = browser.el("acl-version").getText();
+    browser.type("acl-editor", "{\"grants\":[{\"src\":[\"tag:web\"],\"dst\":[\"tag:db\"],\"ports\":[\"tcp/5432\"]}],"
+        + "\"tests\":[{\"src\":\"browser-1\",\"accept\":[\"agent-1:tcp/22\"]}]}");
+    browser.type("acl-preview-node", "browser-1");
+    browser.el("acl-preview-submit").click();
+    WebElement failing = browser.await("the failing test in the node preview",
+        d -> browser.el("acl-preview-tests").getText().contains("/tests/0/") ? browser.el("acl-preview-tests") : null);
+    assertTrue(failing.getText().contains("/tests/0/accept/0") && failing.getText().contains("browser-1 cannot reach agent-1 on tcp/22")
+        && failing.getText().contains("saving would be refused"), failing.getText());
+    assertTrue(attr(failing, "class").contains("form-error"), "shown as an error: " + attr(failing, "class"));
+    browser.type("acl-conn-src", "browser-1");
+    browser.type("acl-conn-dst", "agent-1");
+    browser.type("acl-conn-port", "tcp/22");
+    browser.el("acl-conn-submit").click();
+    browser.await("the failing test in the one-connection result",
+        d -> browser.el("acl-conn-tests").getText().contains("/tests/0/accept/0") ? true : null);
+    assertEquals("denied", browser.el("acl-conn-allowed").getText());
+    browser.screenshot("15-acl-preview-test-failed");
+    assertEquals(saved, browser.el("acl-version").getText(), "a preview saves nothing");
+    assertEquals(Long.parseLong(saved), policy().getLong("version"), "a preview saves nothing");
+    // the test fixed: both previews say it passes
+    browser.type("acl-editor", "{\"grants\":[{\"src\":[\"tag:web\"],\"dst\":[\"tag:db\"],\"ports\":[\"tcp/5432\"]}],"
+        + "\"tests\":[{\"src\":\"browser-1\",\"accept\":[\"agent-1:tcp/5432\"],\"deny\":[\"agent-1:tcp/22\"]}]}");
+    browser.el("acl-preview-submit").click();
+    browser.await("the test passing in the node preview", d -> browser.el("acl-preview-tests").getText().contains("pass") ? true : null);
+    assertTrue(!browser.el("acl-preview-tests").getText().contains("/tests/"), browser.el("acl-preview-tests").getText());
+    browser.el("acl-conn-submit").click();
+    browser.await("the test passing in the one-connection result",
+        d -> browser.el("acl-conn-tests").getText().contains("pass") ? true : null);
+    assertEquals(Long.parseLong(saved), policy().getLong("version"), "a preview saves nothing");
+    browser.el("acl-save").click();
+    browser.await("the policy with its test saved", d -> !browser.el("acl-version").getText().equals(saved) ? true : null);
+    long withTest = Long.parseLong(browser.el("acl-version").getText());
+    assertEquals(1, policy().getJsonArray("tests").size());
+
+    // the history: roll back to the version before the test was added (a new version, history kept)
+    browser.el("acl-tab-history").click();
+    browser.await("both versions listed", d -> browser.all("acl-version-row").size() >= 2 ? true : null);
+    browser.screenshot("14-acl-history");
+    browser.await("the roll back of version " + saved + " clicked", d -> {
+      WebElement versionRow = browser.all("acl-version-row").stream().filter(e -> attr(e, "data-version").equals(saved)).findFirst()
+          .orElse(null);
+      if (versionRow == null) return null;
+      versionRow.findElement(Browser.test("acl-history-restore")).click();
+      return true;
+    });
+    assertTrue(browser.el("confirm-dialog").getText().contains("version " + saved), browser.el("confirm-dialog").getText());
+    browser.el("confirm-ok").click();
+    String restored = Long.toString(withTest + 1);
+    browser.await("the restored version listed", d -> browser.all("acl-version-row").stream()
+        .anyMatch(e -> attr(e, "data-version").equals(restored) && e.getText().contains("(current)")) ? true : null);
+    JsonObject now = policy();
+    assertEquals(withTest + 1, now.getLong("version"), now.encode());
+    assertEquals(Long.parseLong(saved), now.getLong("restored_from"), now.encode());
+    JsonObject earlier = http.get(app.coordinatorPort(), "/v1/acl/versions/" + saved + "?team=team-a&environment=prod", cluster.admin())
+        .bodyAsJsonObject();
+    assertEquals(earlier.getJsonArray("grants"), now.getJsonArray("grants"));
+    assertEquals(new JsonArray(), now.getJsonArray("tests"), "the test added later is gone with the roll back");
+
     // a token for a script: the secret is shown once; then revoked
     browser.el("nav-tokens").click();
     browser.type("token-create-name", "ci-deploy");
@@ -192,7 +253,8 @@ class DashboardBrowserTest {
 
     // the audit log names the person for each of these
     browser.el("nav-audit").click();
-    for (String action : List.of("node.retag", "node.rekey", "acl.update", "token.create", "token.revoke", "session.login")) {
+    for (String action : List.of("node.retag", "node.rekey", "acl.update", "acl.rollback", "token.create", "token.revoke",
+        "session.login")) {
       browser.await("audit " + action + " by a user", d -> browser.all("audit-row").stream()
           .anyMatch(e -> attr(e, "data-action").equals(action) && attr(e, "data-actor-type").equals("user")) ? true : null);
     }
@@ -232,6 +294,13 @@ class DashboardBrowserTest {
       assertTrue(((Number) overflow).longValue() <= 0, "sideways scroll of " + overflow + " px");
       narrow.screenshot("13-nodes-narrow");
     }
+  }
+
+  /** The stored policy of team-a/prod, read through the coordinator API. */
+  private static JsonObject policy() {
+    HttpResponse<Buffer> r = http.get(app.coordinatorPort(), "/v1/acl?team=team-a&environment=prod", cluster.admin());
+    assertEquals(200, r.statusCode(), r.bodyAsString());
+    return r.bodyAsJsonObject();
   }
 
   private static String status(String nodeId) {

@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.hazelcast.core.HazelcastJsonValue;
+import com.hazelcast.map.IMap;
+import com.hazelcast.query.Predicates;
 import io.meshplane.app.Meshplane;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
@@ -35,6 +38,14 @@ class PanelApiTest {
   static Meshplane a;
   static Meshplane b;
   static Http http;
+  static final String LOGINS_SUCCESS = "mesh_panel_logins_total{outcome=\"success\"}";
+  static final String LOGINS_FAILURE = "mesh_panel_logins_total{outcome=\"failure\"}";
+  static final String LOGINS_RATE_LIMITED = "mesh_panel_logins_total{outcome=\"rate_limited\"}";
+  static final String LIMITED_LOGIN = "mesh_panel_rate_limited_total{limit=\"login\"}";
+  static final String CSRF_FAILURES = "mesh_panel_csrf_failures_total";
+  static final String SESSIONS_ACTIVE = "mesh_panel_sessions_active";
+  /** PanelModule counts the sessions every 10 s on each replica; a little more so both have counted. */
+  static final long GAUGE_REFRESH_MS = 11_500;
 
   @BeforeAll
   static void start() {
@@ -110,6 +121,10 @@ class PanelApiTest {
   @Test
   void fiveFailuresLockTheUsernameFromThatAddressOnEveryReplica() {
     PanelSession.user(a, "lockme", "viewer", "team-a", "prod");
+    double failuresBefore = total(LOGINS_FAILURE);
+    double limitedBefore = total(LOGINS_RATE_LIMITED);
+    double successBefore = total(LOGINS_SUCCESS);
+    double rejectedBefore = total(LIMITED_LOGIN);
     for (int i = 0; i < 5; i++) {
       assertEquals(401, PanelSession.login(http, (i % 2 == 0 ? a : b).panelPort(), "lockme", "wrong password " + i).statusCode());
     }
@@ -118,13 +133,16 @@ class PanelApiTest {
     assertEquals(429, locked.statusCode(), locked.bodyAsString());
     assertEquals("rate_limited", locked.bodyAsJsonObject().getString("code"));
     int retryAfter = Integer.parseInt(locked.getHeader("Retry-After"));
-    assertTrue(retryAfter > 0 && retryAfter <= 15 * 60, "Retry-After " + retryAfter);
+    // locked until the 15-minute window that began at the first failure ends (not 3 minutes: no even refill)
+    assertTrue(retryAfter > 14 * 60 && retryAfter <= 15 * 60, "Retry-After " + retryAfter);
     assertEquals(429, PanelSession.login(http, a.panelPort(), "lockme", PanelSession.PASSWORD).statusCode());
     // another username from the same address is not locked
     assertEquals(200, PanelSession.login(http, a.panelPort(), "root", PanelSession.PASSWORD).statusCode());
-    String metrics = http.get(b.panelPort(), "/metrics").bodyAsString();
-    assertTrue(metrics.contains("mesh_panel_logins_total{outcome=\"rate_limited\"}"), "logins by outcome");
-    assertTrue(metrics.contains("mesh_panel_rate_limited_total{limit=\"login\"}"), "rate-limit rejections");
+    // each answer counted once, by outcome, on the replica that gave it (the sum over both replicas)
+    assertEquals(5.0, total(LOGINS_FAILURE) - failuresBefore, "the 5 wrong passwords");
+    assertEquals(2.0, total(LOGINS_RATE_LIMITED) - limitedBefore, "the 2 logins refused while locked");
+    assertEquals(1.0, total(LOGINS_SUCCESS) - successBefore, "root's login");
+    assertEquals(2.0, total(LIMITED_LOGIN) - rejectedBefore, "the 2 rate-limit rejections of the login");
   }
 
   @Test
@@ -142,23 +160,66 @@ class PanelApiTest {
   @Test
   void aLoginRacingADisableNeverLeavesASession() {
     JsonObject racer = PanelSession.user(a, "racer", "viewer", "team-a", "prod");
+    String racerId = racer.getString("id");
     PanelSession admin = PanelSession.signIn(http, a.panelPort(), "root");
-    // logins in flight (each spends tens of ms hashing) while the user is disabled on the other replica
+    // a login that completed before the disable: its session must end with it (the outcome is certain)
+    PanelSession early = PanelSession.signIn(http, b.panelPort(), "racer");
+    // logins in flight (each spends tens of ms hashing) while the user is disabled on the other replica:
+    // each may land before or after the change, but none may leave a session behind
     List<io.vertx.core.Future<HttpResponse<Buffer>>> logins = new java.util.ArrayList<>();
     for (int i = 0; i < 4; i++) {
       logins.add(http.sendAsync(HttpMethod.POST, a.panelPort(), "/api/v1/session", null,
           new JsonObject().put("username", "racer").put("password", PanelSession.PASSWORD)));
     }
-    assertEquals(200, admin.send(HttpMethod.PATCH, b.panelPort(), "/api/v1/users/" + racer.getString("id"),
+    assertEquals(200, admin.send(HttpMethod.PATCH, b.panelPort(), "/api/v1/users/" + racerId,
         new JsonObject().put("disabled", true)).statusCode());
+    int won = 0;
+    int refused = 0;
     for (io.vertx.core.Future<HttpResponse<Buffer>> f : logins) {
       HttpResponse<Buffer> r = Http.await(f, 60);
-      if (r.statusCode() != 200) continue;
-      String cookie = r.getHeader("Set-Cookie");
-      HttpResponse<Buffer> after = http.send(http.request(HttpMethod.GET, b.panelPort(), "/api/v1/session")
-          .putHeader("Cookie", cookie.substring(0, cookie.indexOf(';'))));
-      assertEquals(401, after.statusCode(), "a session of a disabled user must not outlive the change");
+      if (r.statusCode() == 200) {
+        // the login won the race: the session it was given is already gone, on both replicas
+        won++;
+        String cookie = r.getHeader("Set-Cookie");
+        for (Meshplane m : List.of(a, b)) {
+          HttpResponse<Buffer> after = http.send(http.request(HttpMethod.GET, m.panelPort(), "/api/v1/session")
+              .putHeader("Cookie", cookie.substring(0, cookie.indexOf(';'))));
+          assertEquals(401, after.statusCode(), "a session of a disabled user must not outlive the change");
+        }
+      } else {
+        // the login lost the race: the same answer as any refused login, and no cookie
+        refused++;
+        assertEquals(401, r.statusCode(), r.bodyAsString());
+        assertEquals("unauthenticated", r.bodyAsJsonObject().getString("code"));
+        assertEquals(null, r.getHeader("Set-Cookie"));
+      }
     }
+    assertEquals(4, won + refused);
+    System.out.println("racing logins: " + won + " answered 200 (their sessions already ended), " + refused + " answered 401");
+    // whichever way each race went: the earlier session is ended, a new login is refused, and the
+    // cluster's session store holds no session of the user at all
+    for (Meshplane m : List.of(a, b)) assertEquals(401, early.get(m.panelPort(), "/api/v1/session").statusCode());
+    assertEquals(401, PanelSession.login(http, a.panelPort(), "racer", PanelSession.PASSWORD).statusCode());
+    IMap<String, HazelcastJsonValue> store = b.hazelcast().getMap(Sessions.MAP);
+    assertEquals(0, store.values(Predicates.equal("user_id", racerId)).size(),
+        "sessions of the disabled user left in the store (" + won + " racing logins answered 200, " + refused + " 401)");
+  }
+
+  @Test
+  void theActiveSessionsGaugeCountsEachSessionOnceOverTheReplicas() throws InterruptedException {
+    // the gauge is per replica (the sessions whose primary copy it holds), refreshed every 10 s: the
+    // sum over both replicas is the number of sessions in the cluster's store (backups not counted)
+    IMap<String, HazelcastJsonValue> store = a.hazelcast().getMap(Sessions.MAP);
+    Thread.sleep(GAUGE_REFRESH_MS); // every replica has counted since the previous test's last change
+    int stored = store.size();
+    awaitTotal(SESSIONS_ACTIVE, stored, "before: every session once");
+    PanelSession s = PanelSession.signIn(http, a.panelPort(), "root");
+    assertEquals(stored + 1, store.size());
+    awaitTotal(SESSIONS_ACTIVE, stored + 1, "one more session after a login");
+    HttpResponse<Buffer> out = s.send(HttpMethod.DELETE, b.panelPort(), "/api/v1/session", null);
+    assertEquals(204, out.statusCode(), out.bodyAsString());
+    assertEquals(stored, store.size());
+    awaitTotal(SESSIONS_ACTIVE, stored, "one session fewer after the logout");
   }
 
   @Test
@@ -209,6 +270,7 @@ class PanelApiTest {
     PanelSession admin = PanelSession.signIn(http, a.panelPort(), "root");
     Nodes.Enrolled n = Nodes.enroll(http, a.coordinatorPort(), cluster.admin(), "csrf-1", "team-a", "prod");
     JsonObject retag = new JsonObject().put("tags", new JsonArray().add("tag:evil"));
+    double csrfBefore = total(CSRF_FAILURES);
     for (String header : new String[] {null, "", "x" + admin.csrf().substring(1)}) {
       HttpResponse<Buffer> r = admin.send(HttpMethod.PUT, b.panelPort(), "/api/v1/nodes/" + n.id() + "/tags", retag, header);
       assertEquals(403, r.statusCode(), r.bodyAsString());
@@ -220,7 +282,7 @@ class PanelApiTest {
     assertTrue(denied.stream().map(JsonObject.class::cast).anyMatch(e -> "denied".equals(e.getString("outcome"))
         && "user".equals(e.getJsonObject("actor").getString("type")) && n.id().equals(e.getJsonObject("target").getString("id"))),
         denied.encodePrettily());
-    assertTrue(http.get(b.panelPort(), "/metrics").bodyAsString().contains("mesh_panel_csrf_failures_total"));
+    assertEquals(3.0, total(CSRF_FAILURES) - csrfBefore, "each refused request counted once");
     // with the token it goes through, and the audit trail names the person
     HttpResponse<Buffer> ok = admin.send(HttpMethod.PUT, b.panelPort(), "/api/v1/nodes/" + n.id() + "/tags", retag);
     assertEquals(200, ok.statusCode(), ok.bodyAsString());
@@ -366,6 +428,31 @@ class PanelApiTest {
     assertEquals(0L, o.getLong("operations_in_flight"));
     assertEquals(0, o.getInteger("policy_drift"));
     assertEquals("estimated", o.getString("heartbeats_per_second_source"));
+  }
+
+  /** The value of one series (name and labels as Prometheus shows them) on one replica's /metrics. */
+  private static double metric(Meshplane m, String series) {
+    HttpResponse<Buffer> r = http.get(m.panelPort(), "/metrics");
+    assertEquals(200, r.statusCode());
+    for (String line : r.bodyAsString().split("\n")) {
+      if (line.startsWith(series + " ")) return Double.parseDouble(line.substring(series.length() + 1).trim());
+    }
+    throw new AssertionError("no series " + series + " in the /metrics of " + m.panelPort() + ":\n" + r.bodyAsString());
+  }
+
+  /** The series summed over both replicas (each counts what it answered itself). */
+  private static double total(String series) {
+    return metric(a, series) + metric(b, series);
+  }
+
+  private static void awaitTotal(String series, double expected, String what) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 2 * GAUGE_REFRESH_MS;
+    double seen = total(series);
+    while (seen != expected && System.currentTimeMillis() < deadline) {
+      Thread.sleep(250);
+      seen = total(series);
+    }
+    assertEquals(expected, seen, what + ": " + series + " summed over the replicas");
   }
 
   /** A person's pace between polls (the session's rate limit is 20/s). */

@@ -32,6 +32,12 @@ class PanelLimitsTest {
   static TestCluster cluster;
   static Meshplane app;
   static Http http;
+  /** When the class's first login was sent: the per-address bucket has refilled since, one login per 10 s. */
+  static long firstLogin;
+  static final String LIMITED_API = "mesh_panel_rate_limited_total{limit=\"api\"}";
+  static final String LIMITED_LOGIN = "mesh_panel_rate_limited_total{limit=\"login\"}";
+  static final String LOGINS_FAILURE = "mesh_panel_logins_total{outcome=\"failure\"}";
+  static final String LOGINS_RATE_LIMITED = "mesh_panel_logins_total{outcome=\"rate_limited\"}";
 
   @BeforeAll
   static void start() {
@@ -50,6 +56,7 @@ class PanelLimitsTest {
   @Test
   @Order(1)
   void aSessionUnusedForTheIdleTimeoutEnds() throws InterruptedException {
+    firstLogin = System.currentTimeMillis();
     PanelSession s = PanelSession.signIn(http, app.panelPort(), "pat");
     String cookie = s.cookie();
     assertTrue(cookie.startsWith("meshplane_session="), "no __Host- prefix without Secure: " + cookie);
@@ -77,6 +84,7 @@ class PanelLimitsTest {
   @Order(3)
   void aSessionAboveItsRateGets429WithRetryAfter() {
     PanelSession s = PanelSession.signIn(http, app.panelPort(), "pat");
+    double before = metric(LIMITED_API);
     List<HttpResponse<Buffer>> answers = new ArrayList<>();
     for (int i = 0; i < 8; i++) answers.add(s.get(app.panelPort(), "/api/v1/nodes"));
     long limited = answers.stream().filter(r -> r.statusCode() == 429).count();
@@ -84,12 +92,15 @@ class PanelLimitsTest {
     HttpResponse<Buffer> r = answers.stream().filter(x -> x.statusCode() == 429).findFirst().orElseThrow();
     assertEquals("rate_limited", r.bodyAsJsonObject().getString("code"));
     assertTrue(Integer.parseInt(r.getHeader("Retry-After")) >= 1);
-    assertTrue(http.get(app.panelPort(), "/metrics").bodyAsString().contains("mesh_panel_rate_limited_total{limit=\"api\"}"));
+    assertEquals((double) limited, metric(LIMITED_API) - before, "every 429 of the session counted, and nothing else");
   }
 
   @Test
   @Order(4)
   void loginAttemptsFromOneAddressAreBoundedWhateverTheUsername() {
+    double failuresBefore = metric(LOGINS_FAILURE);
+    double limitedBefore = metric(LOGINS_RATE_LIMITED);
+    double rejectedBefore = metric(LIMITED_LOGIN);
     int tries = 0;
     HttpResponse<Buffer> r;
     do {
@@ -97,10 +108,26 @@ class PanelLimitsTest {
       tries++;
     } while (r.statusCode() == 401 && tries < 10);
     assertEquals(429, r.statusCode(), "after " + tries + " tries: " + r.bodyAsString());
-    assertTrue(tries <= 4, "6 per minute, 3 used by the earlier logins of this class: refused at try " + tries);
+    // 6 per minute, 3 used by the earlier logins of this class: refused at the 4th try, or later by one
+    // for every 10 s since the first login (the bucket refills evenly: the earlier tests take ~10 s)
+    long refilled = (System.currentTimeMillis() - firstLogin) / 10_000;
+    assertTrue(tries >= 4 && tries <= 4 + refilled, "refused at try " + tries + ", " + refilled + " logins refilled");
     assertTrue(Integer.parseInt(r.getHeader("Retry-After")) >= 1);
     // and the login is refused before any password is checked: the right one is refused too
     assertEquals(429, PanelSession.login(http, app.panelPort(), "pat", PanelSession.PASSWORD).statusCode());
     assertEquals(401, http.send(HttpMethod.GET, app.panelPort(), "/api/v1/session", null, null).statusCode());
+    assertEquals(tries - 1.0, metric(LOGINS_FAILURE) - failuresBefore, "the guesses answered 401");
+    assertEquals(2.0, metric(LOGINS_RATE_LIMITED) - limitedBefore, "the guess and the right password answered 429");
+    assertEquals(2.0, metric(LIMITED_LOGIN) - rejectedBefore, "the login's rate-limit rejections");
+  }
+
+  /** The value of one series (name and labels as Prometheus shows them) on the replica's /metrics. */
+  private static double metric(String series) {
+    HttpResponse<Buffer> r = http.get(app.panelPort(), "/metrics");
+    assertEquals(200, r.statusCode());
+    for (String line : r.bodyAsString().split("\n")) {
+      if (line.startsWith(series + " ")) return Double.parseDouble(line.substring(series.length() + 1).trim());
+    }
+    throw new AssertionError("no series " + series + " in /metrics:\n" + r.bodyAsString());
   }
 }
