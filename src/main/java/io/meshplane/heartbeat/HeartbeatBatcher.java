@@ -1,15 +1,20 @@
 package io.meshplane.heartbeat;
 
+import com.hazelcast.core.IndeterminateOperationStateException;
 import com.hazelcast.map.IMap;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Group commit of heartbeats, one batcher per event loop. One cluster-map round trip per heartbeat,
@@ -28,24 +33,37 @@ import java.util.concurrent.atomic.AtomicInteger;
  * through a partition-iterating operation that answers without waiting for backups, and its
  * callbacks hop through a generic thread and the common ForkJoin pool: it was also slower.) Each
  * request gets its own outcome. Not thread-safe by design: only its own event loop touches it.
+ *
+ * <p>A write whose outcome is indeterminate (the map proxy fails on an indeterminate state: the
+ * partition's owner or backup member left while it ran, or the backup did not acknowledge in time) is
+ * sent again, after 0.5 s and then 1.5 s, before the heartbeat is refused: writing the same live entry
+ * again is idempotent (an agent sends its next heartbeat only after this one is answered), and by then
+ * the partition's owner is the promoted backup. So a member's crash costs the heartbeats in flight at
+ * that member a late answer, not a 503; only a third indeterminate outcome is refused (503 with
+ * {@code Retry-After}).
  */
 public final class HeartbeatBatcher {
   static final int MAX_IN_FLIGHT = 2;
+  /** Pauses before the retries of a write whose outcome was indeterminate (a member left mid-write). */
+  private static final long[] RETRY_DELAYS_MS = {500, 1500};
+  private static final Logger LOG = LoggerFactory.getLogger(HeartbeatBatcher.class);
   private static final Executor INLINE = Runnable::run;
 
   private final Context context;
   private final IMap<String, LiveNode> map;
   private final int maxBatch;
   private final DistributionSummary batchSizes;
+  private final Counter retries;
   private List<String> ids = new ArrayList<>();
   private List<LiveNode> values = new ArrayList<>();
   private List<Promise<Void>> waiters = new ArrayList<>();
   private boolean flushScheduled;
   private int inFlight;
 
-  public HeartbeatBatcher(Context context, IMap<String, LiveNode> map, int maxBatch, DistributionSummary batchSizes) {
+  public HeartbeatBatcher(Context context, IMap<String, LiveNode> map, int maxBatch, DistributionSummary batchSizes, Counter retries) {
     this.context = context;
     this.batchSizes = batchSizes;
+    this.retries = retries;
     this.map = map;
     this.maxBatch = maxBatch;
   }
@@ -83,21 +101,43 @@ public final class HeartbeatBatcher {
     batchSizes.record(n);
     Throwable[] errors = new Throwable[n];
     AtomicInteger left = new AtomicInteger(n);
-    for (int i = 0; i < n; i++) {
-      int slot = i;
-      CompletionStage<Void> stored;
-      try {
-        stored = map.setAsync(writingIds.get(i), writingValues.get(i));
-      } catch (RuntimeException e) {
-        errors[slot] = e;
-        if (left.decrementAndGet() == 0) context.runOnContext(x -> answer(answering, errors));
-        continue;
-      }
-      stored.whenCompleteAsync((v, err) -> {
-        if (err != null) errors[slot] = err;
-        if (left.decrementAndGet() == 0) context.runOnContext(x -> answer(answering, errors));
-      }, INLINE);
+    for (int i = 0; i < n; i++) write(writingIds.get(i), writingValues.get(i), i, 0, errors, left, answering);
+  }
+
+  /** One entry's write; its completion runs inline on the Hazelcast thread and, the last one, hands the batch back. */
+  private void write(String id, LiveNode value, int slot, int attempt, Throwable[] errors, AtomicInteger left, List<Promise<Void>> answering) {
+    CompletionStage<Void> stored;
+    try {
+      stored = map.setAsync(id, value);
+    } catch (RuntimeException e) {
+      errors[slot] = e;
+      if (left.decrementAndGet() == 0) context.runOnContext(x -> answer(answering, errors));
+      return;
     }
+    stored.whenCompleteAsync((v, err) -> {
+      if (err != null && attempt < RETRY_DELAYS_MS.length && indeterminate(err)) {
+        // after a pause: right after a member's death the partition table may still name it (as the
+        // owner or the backup), and an immediate second write meets the same indeterminate state
+        retries.increment();
+        context.owner().setTimer(RETRY_DELAYS_MS[attempt], t -> write(id, value, slot, attempt + 1, errors, left, answering));
+        return;
+      }
+      if (err != null) {
+        errors[slot] = err;
+        if (attempt > 0) LOG.warn("[node: {}] heartbeat not stored after {} retries: {}", id, attempt, rootCause(err));
+      }
+      if (left.decrementAndGet() == 0) context.runOnContext(x -> answer(answering, errors));
+    }, INLINE);
+  }
+
+  private static String rootCause(Throwable t) {
+    Throwable c = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+    return c.getClass().getSimpleName() + ": " + c.getMessage();
+  }
+
+  private static boolean indeterminate(Throwable t) {
+    Throwable c = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+    return c instanceof IndeterminateOperationStateException;
   }
 
   private void answer(List<Promise<Void>> answering, Throwable[] errors) {

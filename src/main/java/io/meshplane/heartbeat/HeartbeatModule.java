@@ -117,7 +117,7 @@ public final class HeartbeatModule implements Module {
   public void routes(Api api) {
     if (api.forMachines()) {
       HeartbeatBatcher batcher = new HeartbeatBatcher(vertx.getOrCreateContext(), live.map(), HEARTBEAT_MAX_BATCH,
-          metrics.heartbeatBatchSize);
+          metrics.heartbeatBatchSize, metrics.heartbeatStoreRetries);
       HeartbeatRoutes.mount(api, batcher, metrics, settings.interval().toSeconds(), policy, work);
     }
     EventRoutes.mount(api, repository, cursors);

@@ -19,6 +19,7 @@ public final class MeshMetrics {
   public final Counter staleTransitions;
   public final Counter enrollUnconfirmed;
   public final io.micrometer.core.instrument.DistributionSummary heartbeatBatchSize;
+  public final Counter heartbeatStoreRetries;
   public final AtomicLong writeBehindBacklog = new AtomicLong();
   public final io.micrometer.core.instrument.DistributionSummary writeBehindBatchSize;
   public final io.micrometer.core.instrument.Timer writeBehindFlush;
@@ -40,6 +41,9 @@ public final class MeshMetrics {
         .description("Enrollments reported because no heartbeat came within nodes.pending_ttl (node.enroll_unconfirmed)").register(registry);
     this.heartbeatBatchSize = io.micrometer.core.instrument.DistributionSummary.builder("mesh.heartbeat.batch.size")
         .description("Heartbeats written to the cluster map together (one group commit of one event loop)").register(registry);
+    this.heartbeatStoreRetries = Counter.builder("mesh.heartbeat.store.retries")
+        .description("Heartbeat map writes retried once because their outcome was indeterminate (the owner or backup member left, or a backup timed out)")
+        .register(registry);
     this.staleTransitions = Counter.builder("mesh.node.stale.transitions")
         .description("online->stale transitions detected by this replica").register(registry);
     Gauge.builder("mesh.writebehind.backlog", writeBehindBacklog, AtomicLong::doubleValue)
