@@ -18,6 +18,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -102,14 +103,23 @@ public final class Routers {
     router.route().handler(JsonBodies::parse);
 
     router.get("/healthz").handler(ctx -> Responses.ok(ctx, UP));
-    router.get("/readyz").handler(ctx -> readiness.check().onComplete(ar -> {
-      if (ar.failed()) {
-        ctx.fail(ar.cause());
+    router.get("/readyz").handler(ctx -> {
+      Set<String> exclude;
+      try {
+        exclude = excluded(ctx.request().getParam("exclude"), readiness.names());
+      } catch (Refusal r) {
+        ctx.fail(r);
         return;
       }
-      JsonObject result = ar.result();
-      Responses.json(ctx, "UP".equals(result.getString("status")) ? 200 : 503, result);
-    }));
+      readiness.check(exclude).onComplete(ar -> {
+        if (ar.failed()) {
+          ctx.fail(ar.cause());
+          return;
+        }
+        JsonObject result = ar.result();
+        Responses.json(ctx, "UP".equals(result.getString("status")) ? 200 : 503, result);
+      });
+    });
     router.get("/metrics").handler(PrometheusScrapingHandler.create(observability.registry()));
 
     FailureHandler failures = new FailureHandler();
@@ -118,5 +128,18 @@ public final class Routers {
       router.errorHandler(status, failures);
     }
     return router;
+  }
+
+  /** {@code exclude=a,b}: names of registered checks, else 400 naming the parameter. */
+  static Set<String> excluded(String raw, Set<String> known) {
+    if (raw == null) return Set.of();
+    Set<String> out = new java.util.TreeSet<>();
+    for (String name : raw.split(",", -1)) {
+      if (!known.contains(name)) {
+        throw Refusal.invalid("exclude", "must name readiness checks separated by commas, from " + new java.util.TreeSet<>(known));
+      }
+      out.add(name);
+    }
+    return out;
   }
 }

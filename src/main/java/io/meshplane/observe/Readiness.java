@@ -7,6 +7,9 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.healthchecks.CheckResult;
 import io.vertx.ext.healthchecks.HealthChecks;
 import io.vertx.ext.healthchecks.Status;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.Set;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -15,10 +18,16 @@ import java.util.function.Supplier;
  * checks at wiring time (PostgreSQL answers, the cluster member has joined, deployment finished, ...).
  * Each check has a timeout so a hung dependency reads as DOWN, not as a hung probe. A check may carry
  * details besides its status (the write-behind reports quarantined rows while it stays UP).
+ *
+ * <p>A probe may leave checks out of the verdict ({@code /readyz?exclude=postgres}, as Kubernetes' own
+ * API server does): they are still run and shown, marked {@code "excluded": true}. The manifests use it
+ * so that a PostgreSQL outage does not take every replica out of the Service while heartbeats, which
+ * need only the cluster, could still be taken.
  */
 public final class Readiness {
   private static final long CHECK_TIMEOUT_MS = 2000;
   private final HealthChecks checks;
+  private final Set<String> names = Collections.synchronizedSet(new LinkedHashSet<>());
 
   public Readiness(Vertx vertx) {
     this.checks = HealthChecks.create(vertx);
@@ -26,6 +35,7 @@ public final class Readiness {
 
   /** A check that completes asynchronously; a failed future reads as DOWN with {@code downReason} of its failure. */
   public Readiness registerAsync(String name, Supplier<Future<?>> probe, Function<Throwable, String> downReason) {
+    names.add(name);
     checks.register(name, CHECK_TIMEOUT_MS, (Promise<Status> p) -> {
       Future<?> f;
       try {
@@ -48,6 +58,7 @@ public final class Readiness {
 
   /** As {@link #registerLocal(String, Supplier)}, with details (null for none) shown whether up or down. */
   public Readiness registerLocal(String name, Supplier<String> downReason, Supplier<JsonObject> details) {
+    names.add(name);
     checks.register(name, CHECK_TIMEOUT_MS, (Promise<Status> p) -> {
       String reason = downReason.get();
       JsonObject data = details.get();
@@ -57,16 +68,30 @@ public final class Readiness {
     return this;
   }
 
+  /** The names of the registered checks, in registration order. */
+  public Set<String> names() {
+    synchronized (names) {
+      return Set.copyOf(names);
+    }
+  }
+
   /** {@code {"status": "UP"|"DOWN", "checks": {name: {"status", "reason"?, details...}}}} */
   public Future<JsonObject> check() {
+    return check(Set.of());
+  }
+
+  /** As {@link #check()}, with the checks named in {@code exclude} shown but left out of the verdict. */
+  public Future<JsonObject> check(Set<String> exclude) {
     return checks.checkStatus().map(result -> {
       JsonObject byName = new JsonObject();
       boolean allUp = true;
       if (result.getChecks() != null) {
         for (CheckResult c : result.getChecks()) {
           boolean up = CheckResult.isUp(c);
-          allUp &= up;
+          boolean excluded = exclude.contains(c.getId());
+          if (!excluded) allUp &= up;
           JsonObject entry = new JsonObject().put("status", up ? "UP" : "DOWN");
+          if (excluded) entry.put("excluded", true);
           JsonObject data = c.getData();
           if (!up) {
             String reason = data != null && data.getString("reason") != null ? data.getString("reason")

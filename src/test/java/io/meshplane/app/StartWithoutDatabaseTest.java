@@ -46,6 +46,10 @@ class StartWithoutDatabaseTest {
         assertEquals("DOWN", postgres.getString("status"));
         assertTrue(postgres.getString("reason").contains("not reachable"), postgres.encode());
         assertEquals("UP", ready.bodyAsJsonObject().getJsonObject("checks").getJsonObject("cluster").getString("status"));
+        // the manifests' probe leaves postgres out, but a replica that never reached it serves no API yet: not ready
+        HttpResponse<Buffer> probe = http.get(port, "/readyz?exclude=postgres");
+        assertEquals(503, probe.statusCode(), probe.bodyAsString());
+        assertEquals("DOWN", probe.bodyAsJsonObject().getJsonObject("checks").getJsonObject("deployment").getString("status"));
         HttpResponse<Buffer> api = http.get(port, "/v1/auth/whoami", "x.y.z");
         assertEquals(503, api.statusCode(), "the API waits for PostgreSQL: " + api.bodyAsString());
         assertEquals("unavailable", api.bodyAsJsonObject().getString("code"));

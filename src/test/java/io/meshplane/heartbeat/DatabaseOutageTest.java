@@ -52,6 +52,17 @@ class DatabaseOutageTest {
       assertTrue(metrics.contains("mesh_writebehind_backlog 1.0"), "the backlog is reported");
       assertTrue(!metrics.contains("mesh_writebehind_failures_total 0.0"), "failed flushes are counted");
       assertEquals(503, http.get(port, "/readyz").statusCode(), "not ready without PostgreSQL");
+      // the probe the Kubernetes manifests use: heartbeats are taken, so the replica stays in the Service;
+      // the postgres check still runs and shows DOWN, marked as left out of the verdict
+      HttpResponse<Buffer> forHeartbeats = http.get(port, "/readyz?exclude=postgres");
+      assertEquals(200, forHeartbeats.statusCode(), forHeartbeats.bodyAsString());
+      JsonObject pg = forHeartbeats.bodyAsJsonObject().getJsonObject("checks").getJsonObject("postgres");
+      assertEquals("DOWN", pg.getString("status"), forHeartbeats.bodyAsString());
+      assertEquals(Boolean.TRUE, pg.getBoolean("excluded"), forHeartbeats.bodyAsString());
+      // a name that is not a check is refused, naming the parameter
+      HttpResponse<Buffer> unknown = http.get(port, "/readyz?exclude=postgres,nope");
+      assertEquals(400, unknown.statusCode(), unknown.bodyAsString());
+      assertEquals("exclude", unknown.bodyAsJsonObject().getJsonArray("errors").getJsonObject(0).getString("field"), unknown.bodyAsString());
 
       proxy.restore();
       long deadline = System.currentTimeMillis() + 20_000;
