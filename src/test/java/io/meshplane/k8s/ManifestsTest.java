@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import io.meshplane.app.ConfigException;
 import io.meshplane.app.ConfigLoader;
 import io.meshplane.app.MeshConfig;
+import io.meshplane.app.Setting;
 import io.meshplane.auth.AuthModule;
 import io.meshplane.heartbeat.HeartbeatModule;
 import io.meshplane.module.Module;
@@ -50,6 +51,8 @@ class ManifestsTest {
   static final Path K8S = Path.of("k8s");
   static final Path OPERATIONS = Path.of("docs", "OPERATIONS.md");
   static final String NAMESPACE = "meshplane";
+  /** The ingress controller's namespace, as networkpolicy.yaml and docs/OPERATIONS.md name it. */
+  static final String INGRESS_NAMESPACE = "ingress-nginx";
 
   /** Every document of k8s/*.yaml, each with the file it came from. */
   static final List<Doc> DOCS = new ArrayList<>();
@@ -104,8 +107,13 @@ class ManifestsTest {
     assertSelects(map(get(deployment(), "spec.selector")), pod, "Deployment spec.selector");
     for (Doc s : all("Service")) assertSelects(Map.of("matchLabels", get(s.body, "spec.selector")), pod, "Service " + s.name());
     assertSelects(map(get(one("PodDisruptionBudget").body, "spec.selector")), pod, "PodDisruptionBudget");
-    for (Object term : list(get(podSpec(), "affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution"))) {
-      assertSelects(map(get(map(term), "podAffinityTerm.labelSelector")), pod, "pod anti-affinity");
+    // the replicas are spread over nodes: at least one anti-affinity term, preferred or required, and
+    // every term keeps replicas apart by node
+    List<Map<String, Object>> terms = antiAffinityTerms();
+    assertFalse(terms.isEmpty(), "the pod spec has no pod anti-affinity term (preferred or required): replicas may share a node");
+    for (Map<String, Object> term : terms) {
+      assertSelects(map(term.get("labelSelector")), pod, "pod anti-affinity term " + term);
+      assertEquals("kubernetes.io/hostname", term.get("topologyKey"), "pod anti-affinity term's topologyKey: " + term);
     }
 
     Map<String, Object> hpaTarget = map(get(one("HorizontalPodAutoscaler").body, "spec.scaleTargetRef"));
@@ -118,14 +126,25 @@ class ManifestsTest {
     // the replicas reach each other on every port (5701, and the event bus, whose port is random)
     assertTrue(replicaRule(policy, "ingress", "from"), "NetworkPolicy: an ingress rule from the replicas' own pods, on every port");
     assertTrue(replicaRule(policy, "egress", "to"), "NetworkPolicy: an egress rule to the replicas' own pods, on every port");
-    // every other rule names its ports: nothing else reaches 5701 or the event bus
-    for (String dir : List.of("ingress", "egress")) {
-      for (Object r : list(get(policy, "spec." + dir))) {
-        if (!isReplicaRule(map(r), dir.equals("ingress") ? "from" : "to")) {
-          assertFalse(list(map(r).get("ports")).isEmpty(), "NetworkPolicy " + dir + " rule without ports: " + r);
-        }
+    // every other rule names its ports
+    for (Object r : list(get(policy, "spec.egress"))) {
+      if (!isReplicaRule(map(r), "to")) assertFalse(list(map(r).get("ports")).isEmpty(), "NetworkPolicy egress rule without ports: " + r);
+    }
+    // and on the way in, only the API and the panel: nothing else reaches 5701 or the event bus
+    Map<String, Integer> ports = containerPorts();
+    Set<Integer> served = new TreeSet<>(List.of(ports.get("http"), ports.get("panel")));
+    boolean fromIngressController = false;
+    for (Object o : list(get(policy, "spec.ingress"))) {
+      Map<String, Object> r = map(o);
+      if (isReplicaRule(r, "from")) continue;
+      Set<Integer> opened = ingressPorts(r, ports);
+      assertTrue(served.containsAll(opened), "NetworkPolicy ingress rule opens " + opened + ", not only http and panel " + served + ": " + r);
+      if (list(r.get("from")).stream().anyMatch(p -> INGRESS_NAMESPACE.equals(get(map(p), "namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name")))) {
+        assertEquals(served, opened, "the rule from the ingress controller's namespace " + INGRESS_NAMESPACE + " opens http and panel: " + r);
+        fromIngressController = true;
       }
     }
+    assertTrue(fromIngressController, "NetworkPolicy: no ingress rule from the ingress controller's namespace " + INGRESS_NAMESPACE);
   }
 
   @Test
@@ -168,14 +187,30 @@ class ManifestsTest {
     Matcher m = Pattern.compile("router\\.get\\(\"(/[a-z]+)\"\\)").matcher(source("http/Routers.java"));
     while (m.find()) served.add(m.group(1));
     assertTrue(served.containsAll(List.of("/healthz", "/readyz")), "Routers.java serves " + served);
-    Map<String, String> expected = Map.of("startupProbe", "/healthz", "livenessProbe", "/healthz", "readinessProbe", "/readyz");
+    // liveness and startup must not depend on PostgreSQL; readiness leaves the postgres check out (a
+    // database outage must not take every replica out of the Service while heartbeats can be taken)
+    Map<String, String> expected = Map.of("startupProbe", "/healthz", "livenessProbe", "/healthz", "readinessProbe", "/readyz?exclude=postgres");
+    // the readiness checks the replicas register (an excluded name must be one: the replica answers 400 otherwise)
+    Set<String> checks = new TreeSet<>();
+    try (var files = Files.walk(Path.of("src/main/java/io/meshplane"))) {
+      for (Path f : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+        Matcher c = Pattern.compile("\\.register(?:Local|Async)\\(\"([a-z]+)\"").matcher(Files.readString(f));
+        while (c.find()) checks.add(c.group(1));
+      }
+    }
+    assertTrue(checks.containsAll(List.of("postgres", "cluster", "deployment", "writebehind")), "readiness checks found: " + checks);
     for (Map.Entry<String, String> e : expected.entrySet()) {
       Map<String, Object> probe = map(get(container(), e.getKey()));
       assertNotNull(probe, "the container has no " + e.getKey());
-      String path = str(probe, "httpGet.path");
+      String target = str(probe, "httpGet.path");
+      String path = target.contains("?") ? target.substring(0, target.indexOf('?')) : target;
       assertTrue(served.contains(path), e.getKey() + " path " + path + " is not served (" + served + ")");
-      // liveness and startup must not depend on PostgreSQL; readiness must
-      assertEquals(e.getValue(), path, e.getKey() + " path");
+      assertEquals(e.getValue(), target, e.getKey() + " path");
+      if (target.contains("?exclude=")) {
+        for (String name : target.substring(target.indexOf("?exclude=") + 9).split(",")) {
+          assertTrue(checks.contains(name), e.getKey() + " excludes " + name + ", which is not a readiness check " + checks);
+        }
+      }
       Object port = get(probe, "httpGet.port");
       assertTrue(isContainerPort(port, ports), e.getKey() + " port " + port + " is not a containerPort " + ports);
     }
@@ -219,6 +254,43 @@ class ManifestsTest {
       if (config.keysDir().toString().equals(map(mount).get("mountPath"))) return;
     }
     fail("MESH_KEYS_DIR " + config.keysDir() + " is not a mounted volume");
+  }
+
+  @Test
+  void theSettingsTableOfTheOperationsGuideListsEverySetting() throws IOException {
+    String guide = Files.readString(OPERATIONS);
+    // docs/OPERATIONS.md, Settings: | key | env var | default | meaning | accepted values |
+    List<List<String>> rows = markdownTable(guide, "key", "env var");
+    Map<String, String> documented = new LinkedHashMap<>();
+    List<String> problems = new ArrayList<>();
+    for (List<String> row : rows) {
+      String key = row.get(0).replace("`", "").trim();
+      String env = row.get(1).replace("`", "").trim();
+      if (!env.matches("MESH_[A-Z0-9_]+")) problems.add("the row of " + key + " names no MESH_* variable: " + row.get(1));
+      else if (documented.put(env, key) != null) problems.add(env + " has two rows");
+    }
+    Map<String, String> declared = new LinkedHashMap<>();
+    for (Setting s : Setting.values()) declared.put(s.env, s.key);
+    Set<String> onlyDocumented = new TreeSet<>(documented.keySet());
+    onlyDocumented.removeAll(declared.keySet());
+    Set<String> onlyDeclared = new TreeSet<>(declared.keySet());
+    onlyDeclared.removeAll(documented.keySet());
+    if (!onlyDocumented.isEmpty()) problems.add("in the OPERATIONS.md table but not in Setting.java: " + onlyDocumented);
+    if (!onlyDeclared.isEmpty()) problems.add("in Setting.java but not in the OPERATIONS.md table: " + onlyDeclared);
+    for (Map.Entry<String, String> e : documented.entrySet()) {
+      String key = declared.get(e.getKey());
+      if (key != null && !key.equals(e.getValue())) problems.add(e.getKey() + ": the table's key " + e.getValue() + ", Setting.java's " + key);
+    }
+    assertEquals(List.of(), problems, "docs/OPERATIONS.md's settings table vs Setting.java");
+
+    // so every variable the manifests set is documented: a setting, or one of the logging variables
+    Set<String> logging = new TreeSet<>();
+    for (List<String> row : markdownTable(guide, "env var", "values")) logging.add(row.get(0).replace("`", "").trim());
+    assertEquals(Set.of("MESH_LOG_FORMAT", "MESH_LOG_LEVEL"), logging, "docs/OPERATIONS.md's logging variables");
+    Set<String> undocumented = new TreeSet<>(environment().keySet());
+    undocumented.removeAll(documented.keySet());
+    undocumented.removeAll(logging);
+    assertEquals(Set.of(), undocumented, "variables the manifests set that docs/OPERATIONS.md does not document");
   }
 
   @Test
@@ -324,11 +396,9 @@ class ManifestsTest {
     Set<String> anchors = anchors(Files.readString(OPERATIONS));
     Set<String> metrics = metricNames();
     List<String> problems = new ArrayList<>();
-    int alerts = 0;
     for (Map<String, Object> rule : rules()) {
       String alert = (String) rule.get("alert");
       if (alert == null) continue;
-      alerts++;
       Map<String, Object> labels = rule.get("labels") == null ? Map.of() : map(rule.get("labels"));
       Map<String, Object> annotations = rule.get("annotations") == null ? Map.of() : map(rule.get("annotations"));
       String severity = String.valueOf(labels.get("severity"));
@@ -347,7 +417,32 @@ class ManifestsTest {
       }
     }
     assertEquals(List.of(), problems);
-    assertTrue(alerts >= 8, "alerts found: " + alerts);
+    // the alerts the issue asks for, by name (the unit tests below say what each one fires on)
+    Set<String> missing = new TreeSet<>(REQUIRED_ALERTS);
+    missing.removeAll(alertNames());
+    assertEquals(Set.of(), missing, "alerts missing from alerts.rules.yml (found " + alertNames() + ")");
+  }
+
+  @Test
+  void everyAlertHasAUnitTestThatFiresItAndOneThatDoesNot() throws IOException {
+    Map<String, Object> tests = yaml(K8S.resolve("alerts.test.yml"));
+    assertTrue(list(tests.get("rule_files")).contains("alerts.rules.yml"), "alerts.test.yml tests alerts.rules.yml: " + tests.get("rule_files"));
+    Set<String> fired = new TreeSet<>();
+    Set<String> silent = new TreeSet<>();
+    for (Object t : list(tests.get("tests"))) {
+      for (Object o : list(map(t).get("alert_rule_test"))) {
+        Map<String, Object> check = map(o);
+        String alert = (String) check.get("alertname");
+        if (list(check.get("exp_alerts")).isEmpty()) silent.add(alert);
+        else fired.add(alert);
+      }
+    }
+    List<String> untested = new ArrayList<>();
+    for (String alert : alertNames()) {
+      if (!fired.contains(alert)) untested.add(alert + ": no unit test in which it fires (a non-empty exp_alerts)");
+      if (!silent.contains(alert)) untested.add(alert + ": no unit test in which it stays silent (exp_alerts: [])");
+    }
+    assertEquals(List.of(), untested, "alerts.test.yml");
   }
 
   // ---- the manifests -----------------------------------------------------------------------------
@@ -448,12 +543,62 @@ class ManifestsTest {
   /** A rule whose only peer is the replicas' own pods (no namespace selector) and that names no ports. */
   static boolean isReplicaRule(Map<String, Object> rule, String peers) {
     List<Object> list = list(rule.get(peers));
-    return list.size() == 1 && map(list.get(0)).keySet().equals(Set.of("podSelector"))
-        && contains(podLabels(), map(get(map(list.get(0)), "podSelector.matchLabels"))) && list(rule.get("ports")).isEmpty();
+    if (list.size() != 1 || !map(list.get(0)).keySet().equals(Set.of("podSelector"))) return false;
+    Map<String, Object> match = map(get(map(list.get(0)), "podSelector.matchLabels"));
+    // an empty podSelector picks every pod of the namespace, not the replicas
+    return match != null && !match.isEmpty() && contains(podLabels(), match) && list(rule.get("ports")).isEmpty();
+  }
+
+  /** The container ports an ingress rule opens, by number (a named port resolved against the container's). */
+  static Set<Integer> ingressPorts(Map<String, Object> rule, Map<String, Integer> ports) {
+    List<Object> listed = list(rule.get("ports"));
+    assertFalse(listed.isEmpty(), "NetworkPolicy ingress rule without ports (every port, 5701 and the event bus too): " + rule);
+    Set<Integer> opened = new TreeSet<>();
+    for (Object o : listed) {
+      Map<String, Object> p = map(o);
+      Object port = p.get("port");
+      assertNotNull(port, "NetworkPolicy ingress port without a port (every port): " + rule);
+      assertFalse(p.containsKey("endPort"), "NetworkPolicy ingress port range " + port + "-" + p.get("endPort") + ": " + rule);
+      if (port instanceof String name) {
+        assertTrue(ports.containsKey(name), "NetworkPolicy ingress port " + name + " is not a named containerPort " + ports);
+        opened.add(ports.get(name));
+      } else {
+        opened.add((Integer) port);
+      }
+    }
+    return opened;
+  }
+
+  /** The pod anti-affinity terms of the pod spec, preferred (their podAffinityTerm) and required. */
+  static List<Map<String, Object>> antiAffinityTerms() {
+    List<Map<String, Object>> terms = new ArrayList<>();
+    for (Object t : list(get(podSpec(), "affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution"))) {
+      Map<String, Object> term = map(get(map(t), "podAffinityTerm"));
+      assertNotNull(term, "a preferred pod anti-affinity entry without podAffinityTerm: " + t);
+      terms.add(term);
+    }
+    for (Object t : list(get(podSpec(), "affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution"))) terms.add(map(t));
+    return terms;
   }
 
   static boolean replicaRule(Map<String, Object> policy, String direction, String peers) {
     return list(get(policy, "spec." + direction)).stream().anyMatch(r -> isReplicaRule(map(r), peers));
+  }
+
+  /** The alerts the issue names: each must exist (and, like every alert, have unit tests). */
+  static final Set<String> REQUIRED_ALERTS = Set.of("MeshplaneNodesStale", "MeshplaneWriteBehindBacklogGrowing", "MeshplaneRowsQuarantined",
+      "MeshplaneAuthFailureBurst", "MeshplanePolicyDrift", "MeshplaneReplicasBelowQuorum");
+
+  /** The alert names of alerts.rules.yml (prometheus-rules.yaml carries the same groups: checked above). */
+  static Set<String> alertNames() throws IOException {
+    Set<String> names = new TreeSet<>();
+    for (Object g : list(yaml(K8S.resolve("alerts.rules.yml")).get("groups"))) {
+      for (Object r : list(map(g).get("rules"))) {
+        if (map(r).get("alert") != null) names.add((String) map(r).get("alert"));
+      }
+    }
+    assertFalse(names.isEmpty(), "no alert in alerts.rules.yml");
+    return names;
   }
 
   static List<Map<String, Object>> rules() {
@@ -539,6 +684,37 @@ class ManifestsTest {
     return anchors;
   }
 
+  /**
+   * The body rows of the one Markdown table whose header starts with the given cells, each row as its
+   * cells (trimmed, backticks kept). A cell with a | in it is not split correctly: none of the first
+   * cells the tests read has one.
+   */
+  static List<List<String>> markdownTable(String markdown, String... header) {
+    List<List<List<String>>> tables = new ArrayList<>();
+    List<List<String>> current = null;
+    boolean inTable = false;
+    boolean fenced = false;
+    for (String line : markdown.split("\n")) {
+      if (line.startsWith("```")) fenced = !fenced;
+      if (fenced || !line.startsWith("|")) {
+        inTable = false;
+        continue;
+      }
+      List<String> cells = Stream.of(line.trim().replaceAll("^\\||\\|$", "").split("\\|", -1)).map(String::trim).toList();
+      if (!inTable) {
+        // a table's first line is its header
+        inTable = true;
+        current = cells.size() >= header.length && cells.subList(0, header.length).equals(List.of(header)) ? new ArrayList<>() : null;
+        if (current != null) tables.add(current);
+      } else if (current != null && !cells.stream().allMatch(c -> c.matches(":?-+:?"))) {
+        current.add(cells);
+      }
+    }
+    assertEquals(1, tables.size(), "tables in docs/OPERATIONS.md whose header starts with " + List.of(header));
+    assertFalse(tables.get(0).isEmpty(), "the table " + List.of(header) + " of docs/OPERATIONS.md has no rows");
+    return tables.get(0);
+  }
+
   // ---- helpers -----------------------------------------------------------------------------------
 
   record Result(int exit, String out) {}
@@ -557,6 +733,12 @@ class ManifestsTest {
       fail(String.join(" ", command) + " did not finish in 120 s");
     }
     return new Result(p.exitValue(), new String(out, StandardCharsets.UTF_8));
+  }
+
+  static Map<String, Object> yaml(Path file) throws IOException {
+    LoaderOptions options = new LoaderOptions();
+    options.setAllowDuplicateKeys(false);
+    return map(new Yaml(new SafeConstructor(options)).load(Files.readString(file)));
   }
 
   static String find(String text, String regex) {
