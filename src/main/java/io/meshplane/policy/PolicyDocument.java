@@ -206,7 +206,7 @@ public record PolicyDocument(List<Grant> grants, List<PolicyTest> tests) {
     if (slash > 0) {
       long base = NodeFormats.ipv4(s, 0, slash);
       String bitsText = s.substring(slash + 1);
-      if (base < 0 || bitsText.isEmpty() || bitsText.length() > 2 || !bitsText.chars().allMatch(Character::isDigit)
+      if (base < 0 || bitsText.isEmpty() || bitsText.length() > 2 || !bitsText.chars().allMatch(c -> c >= '0' && c <= '9')
           || (bitsText.length() == 2 && bitsText.charAt(0) == '0')) {
         return null;
       }

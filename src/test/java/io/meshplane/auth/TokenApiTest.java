@@ -17,14 +17,21 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
+import java.security.KeyFactory;
 import java.security.PrivateKey;
+import java.security.PublicKey;
+import java.security.Signature;
+import java.security.spec.X509EncodedKeySpec;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -279,14 +286,16 @@ class TokenApiTest {
   }
 
   @Test
-  void mintedTokensHaveTheirOneSpellingLowS() {
+  void mintedTokensHaveTheirOneSpellingLowS() throws Exception {
     for (int i = 0; i < 40; i++) {
       String t = create(root, tokenBody("spelling-" + i, "web", "monitoring", "prod", in(Duration.ofDays(1))))
           .bodyAsJsonObject().getString("token");
       assertTrue(TestJwts.lowS(t), "minted with s <= n/2: " + t);
       assertEquals(200, http.get(port, "/v1/auth/whoami", t).statusCode());
       // a high-S twin of a low-S signature verifies in ECDSA, and must not here (nor the other way round)
-      assertEquals(401, http.get(port, "/v1/auth/whoami", TestJwts.highLowTwin(t)).statusCode());
+      String twin = TestJwts.highLowTwin(t);
+      assertIsTheSameSignatureSpeltOtherwise(t, twin, false);
+      assertEquals(401, http.get(port, "/v1/auth/whoami", twin).statusCode());
     }
   }
 
@@ -317,6 +326,13 @@ class TokenApiTest {
     cases.put("signature with padding", parts[0] + "." + parts[1] + "." + sig + "==");
     cases.put("signature as DER", TestJwts.derSpelling(valid));
     cases.put("signature with the high-S twin", TestJwts.highLowTwin(valid));
+    // positive control: both are valid ES256 signatures of the genuine token's signing input by the
+    // replica's own key, so their 401 is for the spelling, not for a signature that does not verify
+    assertIsTheSameSignatureSpeltOtherwise(valid, cases.get("signature as DER"), true);
+    assertIsTheSameSignatureSpeltOtherwise(valid, cases.get("signature with the high-S twin"), false);
+    assertFalse(verifiesAsDer(valid.substring(0, valid.lastIndexOf('.')),
+        Base64.getUrlDecoder().decode(cases.get("tampered signature").substring(cases.get("tampered signature").lastIndexOf('.') + 1)),
+        publicKeyOf(valid)), "the control can fail: a tampered signature does not verify");
     cases.put("payload with padding", parts[0] + "." + parts[1] + "=." + sig);
     cases.put("truncated signature", parts[0] + "." + parts[1] + "." + sig.substring(0, sig.length() - 2));
     cases.put("payload of another token", parts[0] + "." + TestJwts.b64(payload.copy().put("jti", "tok_0000000000000000000000000")) + "." + sig);
@@ -345,6 +361,76 @@ class TokenApiTest {
     for (String reason : new String[] {"malformed", "bad_signature", "bad_algorithm", "unknown_key", "wrong_issuer", "wrong_audience", "expired"}) {
       assertTrue(metrics.contains("mesh_auth_failures_total{reason=\"" + reason + "\"}"), reason);
     }
+  }
+
+  /**
+   * {@code variant} is {@code jwt} with another spelling of the same ECDSA signature, checked with
+   * plain JCA against the public key of the kid in the header (read from the replica's keys folder):
+   * the header and payload are unchanged, the genuine signature verifies (P1363, r || s), and so does
+   * the variant: as ASN.1 DER when {@code der}, else as the high-S twin (r, n - s) with s above n/2,
+   * converted to DER here.
+   */
+  static void assertIsTheSameSignatureSpeltOtherwise(String jwt, String variant, boolean der) throws Exception {
+    String signingInput = jwt.substring(0, jwt.lastIndexOf('.'));
+    assertEquals(signingInput, variant.substring(0, variant.lastIndexOf('.')), "the same header and payload");
+    PublicKey key = publicKeyOf(jwt);
+    byte[] genuine = Base64.getUrlDecoder().decode(jwt.substring(jwt.lastIndexOf('.') + 1));
+    byte[] spelt = Base64.getUrlDecoder().decode(variant.substring(variant.lastIndexOf('.') + 1));
+    assertFalse(Arrays.equals(genuine, spelt), "another spelling");
+    Signature p1363 = Signature.getInstance("SHA256withECDSAinP1363Format");
+    p1363.initVerify(key);
+    p1363.update(signingInput.getBytes(StandardCharsets.US_ASCII));
+    assertTrue(p1363.verify(genuine), "the genuine signature verifies: " + jwt);
+    if (der) {
+      assertEquals(0x30, spelt[0] & 0xff, "a DER SEQUENCE");
+      assertTrue(verifiesAsDer(signingInput, spelt, key), "the DER spelling is a valid signature of the same input: " + variant);
+    } else {
+      assertEquals(64, spelt.length);
+      assertEquals(new BigInteger(1, Arrays.copyOfRange(genuine, 0, 32)), new BigInteger(1, Arrays.copyOfRange(spelt, 0, 32)), "the same r");
+      BigInteger s = new BigInteger(1, Arrays.copyOfRange(spelt, 32, 64));
+      assertTrue(s.compareTo(Jwts.P256_ORDER.shiftRight(1)) > 0, "high S");
+      assertEquals(Jwts.P256_ORDER, s.add(new BigInteger(1, Arrays.copyOfRange(genuine, 32, 64))), "s' = n - s");
+      assertTrue(verifiesAsDer(signingInput, der(spelt), key), "the high-S twin is a valid signature of the same input: " + variant);
+    }
+  }
+
+  /** SHA256withECDSA (ASN.1 DER signatures), as JCA verifies any ECDSA signature. */
+  static boolean verifiesAsDer(String signingInput, byte[] derSignature, PublicKey key) throws Exception {
+    Signature v = Signature.getInstance("SHA256withECDSA");
+    v.initVerify(key);
+    v.update(signingInput.getBytes(StandardCharsets.US_ASCII));
+    try {
+      return v.verify(derSignature);
+    } catch (java.security.SignatureException e) {
+      return false; // not even DER
+    }
+  }
+
+  /** A P1363 signature (r || s, 32 bytes each) as DER: SEQUENCE { INTEGER r, INTEGER s }, each minimal and positive. */
+  static byte[] der(byte[] raw) {
+    byte[] r = new BigInteger(1, Arrays.copyOfRange(raw, 0, 32)).toByteArray();
+    byte[] s = new BigInteger(1, Arrays.copyOfRange(raw, 32, 64)).toByteArray();
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    out.write(0x30);
+    out.write(4 + r.length + s.length);
+    out.write(0x02);
+    out.write(r.length);
+    out.writeBytes(r);
+    out.write(0x02);
+    out.write(s.length);
+    out.writeBytes(s);
+    return out.toByteArray();
+  }
+
+  /** The public key of the kid in the token's header, from the replica's keys folder ({@code <kid>.public.pem}, SPKI). */
+  static PublicKey publicKeyOf(String jwt) throws Exception {
+    JsonObject header = new JsonObject(new String(Base64.getUrlDecoder().decode(jwt.substring(0, jwt.indexOf('.'))), StandardCharsets.UTF_8));
+    String kid = header.getString("kid");
+    assertEquals("ES256", header.getString("alg"));
+    String pem = keys.publicPems().get(kid);
+    assertNotNull(pem, "the replica's keys folder has " + kid + ".public.pem");
+    byte[] spki = Base64.getMimeDecoder().decode(pem.replaceAll("-----[A-Z ]+-----", "").replaceAll("\\s", ""));
+    return KeyFactory.getInstance("EC").generatePublic(new X509EncodedKeySpec(spki));
   }
 
   @Test

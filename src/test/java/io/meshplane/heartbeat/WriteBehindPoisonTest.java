@@ -4,10 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import ch.qos.logback.classic.Level;
 import com.hazelcast.map.IMap;
 import io.meshplane.app.Meshplane;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.LogCapture;
+import io.meshplane.testing.LogLines;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
 import io.meshplane.testing.TestDatabase;
@@ -33,12 +35,14 @@ import org.junit.jupiter.api.Timeout;
  * One client's data must never hurt another's: a row PostgreSQL refuses is isolated from its batch and
  * quarantined while every other row is written, and a record that cannot be read never takes a list of
  * nodes down. The refused row is put straight into the live map, as a replica of an older version (one
- * that let such telemetry through the door) would have left it.
+ * that let such telemetry through the door) would have left it. The quarantine is logged once per
+ * node, at WARN, naming the node, however many flushes meet the row again.
  */
 @Timeout(180)
 class WriteBehindPoisonTest {
   static final long FLUSH_MS = 1000;
   static LogCapture logs;
+  static LogLines warnings;
   static TestCluster cluster;
   static TestDatabase db;
   static Meshplane app;
@@ -48,6 +52,7 @@ class WriteBehindPoisonTest {
   @BeforeAll
   static void start() {
     logs = LogCapture.attach();
+    warnings = LogLines.attach(Level.WARN);
     cluster = TestCluster.started(1, Map.of("writebehind.flush_interval", FLUSH_MS + "ms"));
     db = cluster.db();
     app = cluster.replica(0);
@@ -59,11 +64,13 @@ class WriteBehindPoisonTest {
   static void stop() {
     if (cluster != null) cluster.close();
     if (logs != null) logs.close();
+    if (warnings != null) warnings.close();
   }
 
   @Test
   void oneUnstorableRowAmongAThousandHoldsBackNoOtherRow() throws Exception {
     logs.clear();
+    warnings.clear();
     List<String> ids = new ArrayList<>();
     try (Connection c = db.connect(); Statement st = c.createStatement()) {
       // 1,001 rows with distinct addresses from a range of their own
@@ -111,20 +118,40 @@ class WriteBehindPoisonTest {
     assertEquals(1, wb.getInteger("quarantined"));
     assertEquals(new JsonArray().add(bad), wb.getJsonArray("quarantined_nodes"));
     assertEquals(List.of(), logs.problems(), "a warning naming the node, no error and no stack trace");
+    assertQuarantineLoggedOnce(bad);
 
-    // the node keeps beating with the same bad telemetry: still no batch fails, no second count
-    map.set(bad, new LiveNode(at + 1000, true, new String[0], "", "", new String[0], "{\"x\":\"\\u0000\"}"));
-    awaitCount("SELECT count(*) FROM nodes WHERE id = '" + bad + "' AND heartbeat_at = to_timestamp(" + (at + 1000) + " / 1000.0)", 1);
+    // the node keeps beating with the same bad telemetry, one flush after another: still no batch
+    // fails, no second count, no second warning
+    for (int beat = 1; beat <= 3; beat++) {
+      long t = at + 1000L * beat;
+      map.set(bad, new LiveNode(t, true, new String[0], "", "", new String[0], "{\"x\":\"\\u0000\"}"));
+      awaitCount("SELECT count(*) FROM nodes WHERE id = '" + bad + "' AND heartbeat_at = to_timestamp(" + t + " / 1000.0)", 1);
+    }
     assertTrue(http.get(app.coordinatorPort(), "/metrics").bodyAsString().contains("mesh_writebehind_quarantined_total 1.0"));
+    assertQuarantineLoggedOnce(bad);
 
     // once its data can be stored again, the row is written whole and leaves the quarantine
-    map.set(bad, new LiveNode(at + 2000, true, new String[0], "", "", new String[0], "{\"fixed\":true}"));
+    map.set(bad, new LiveNode(at + 5000, true, new String[0], "", "", new String[0], "{\"fixed\":true}"));
     awaitCount("SELECT count(*) FROM nodes WHERE id = '" + bad + "' AND telemetry = '{\"fixed\":true}'", 1);
     long until = System.currentTimeMillis() + 5000;
     while (app.heartbeat().quarantine().size() > 0 && System.currentTimeMillis() < until) Thread.sleep(50);
     assertEquals(0, app.heartbeat().quarantine().size());
     assertEquals(0, http.get(app.coordinatorPort(), "/readyz").bodyAsJsonObject().getJsonObject("checks")
         .getJsonObject("writebehind").getInteger("quarantined"));
+    assertQuarantineLoggedOnce(bad);
+  }
+
+  /**
+   * Exactly one WARN line names {@code bad} and says it is quarantined, and no line at WARN or above
+   * names any other of the poison rows (the healthy ones, written in their batches).
+   */
+  private static void assertQuarantineLoggedOnce(String bad) {
+    List<LogLines.Line> aboutBad = warnings.at(Level.WARN, m -> m.contains(bad));
+    assertEquals(1, aboutBad.size(), "one warning naming " + bad + ": " + aboutBad);
+    assertTrue(aboutBad.get(0).message().contains("[node: " + bad + "]") && aboutBad.get(0).message().contains("it is quarantined"),
+        aboutBad.get(0).toString());
+    List<LogLines.Line> aboutPoison = warnings.lines().stream().filter(l -> l.message().contains("nd_poison")).toList();
+    assertEquals(aboutBad, aboutPoison, "nothing at WARN or above about any other row");
   }
 
   @Test
