@@ -14,7 +14,7 @@ public enum Setting {
   PANEL_SESSION_IDLE("panel.session_idle", "MESH_PANEL_SESSION_IDLE", "30m", "a panel session unused for this long ends"),
   PANEL_SESSION_LIFETIME("panel.session_lifetime", "MESH_PANEL_SESSION_LIFETIME", "12h", "a panel session ends this long after login, used or not"),
   PANEL_LOGIN_FAILURES("panel.login_failures", "MESH_PANEL_LOGIN_FAILURES", "5", "failed logins per username and source address within panel.login_window before 429"),
-  PANEL_LOGIN_WINDOW("panel.login_window", "MESH_PANEL_LOGIN_WINDOW", "15m", "the window of panel.login_failures (refilled evenly over it)"),
+  PANEL_LOGIN_WINDOW("panel.login_window", "MESH_PANEL_LOGIN_WINDOW", "15m", "the window of panel.login_failures (the window starts at the first failure; when it ends, every try is back)"),
   PANEL_LOGIN_PER_ADDRESS("panel.login_per_address", "MESH_PANEL_LOGIN_PER_ADDRESS", "30", "login attempts per source address per minute, any username (bounds password-hashing work)"),
   PANEL_API_RATE("panel.api_rate", "MESH_PANEL_API_RATE", "20", "panel API requests per second per session"),
   PANEL_API_BURST("panel.api_burst", "MESH_PANEL_API_BURST", "40", "panel API burst per session"),

@@ -9,7 +9,7 @@ import java.time.Duration;
  * @param sessionIdle a session unused this long ends
  * @param sessionLifetime a session ends this long after login, used or not
  * @param loginFailures failed logins per username + source address within {@code loginWindow}
- * @param loginWindow the window those failures are counted in (refilled evenly)
+ * @param loginWindow the window those failures are counted in (it starts at the first failure; when it ends, every try is back)
  * @param loginPerAddressPerMinute login attempts per source address per minute, whatever the username
  * @param apiRate requests per second per session
  * @param apiBurst the burst per session above that rate
