@@ -183,6 +183,7 @@ public final class ConfigLoader {
         slug(v, Setting.CLUSTER_NAME),
         optionalHost(v, Setting.CLUSTER_HOST),
         port(v, Setting.CLUSTER_PORT, false),
+        eventBusPort(v),
         members(v),
         optionalHost(v, Setting.CLUSTER_K8S_SERVICE),
         path(v, Setting.AUTH_KEYS_DIR),
@@ -201,6 +202,15 @@ public final class ConfigLoader {
 
   private static ConfigException bad(Setting s, String value, String why) {
     return new ConfigException(s.key + " (env " + s.env + "): '" + value + "' " + why);
+  }
+
+  /** The event bus port: any port or 0, but not the Hazelcast member's (both bind the same interface). */
+  private static int eventBusPort(Map<String, String> v) {
+    int p = port(v, Setting.CLUSTER_EVENTBUS_PORT, true);
+    if (p != 0 && p == port(v, Setting.CLUSTER_PORT, false)) {
+      throw bad(Setting.CLUSTER_EVENTBUS_PORT, String.valueOf(p), "is cluster.port, the Hazelcast member's; pick another port or 0");
+    }
+    return p;
   }
 
   private static int port(Map<String, String> v, Setting s, boolean zeroAllowed) {

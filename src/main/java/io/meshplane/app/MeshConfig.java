@@ -18,6 +18,7 @@ public record MeshConfig(
     String clusterName,
     String clusterHost,
     int clusterPort,
+    int clusterEventBusPort,
     List<String> clusterMembers,
     String clusterKubernetesService,
     Path keysDir,

@@ -154,14 +154,17 @@ public final class Meshplane implements AutoCloseable {
     HazelcastClusterManager clusterManager = new HazelcastClusterManager(ClusterSetup.hazelcastConfig(config));
     VertxOptions options = observability.applyTo(new VertxOptions());
     if (!config.clusterHost().isEmpty()) options.getEventBusOptions().setHost(config.clusterHost());
+    options.getEventBusOptions().setPort(config.clusterEventBusPort());
     Vertx vertx = Blocking.await(Vertx.builder().with(options).withMetrics(observability.metricsFactory())
         .withClusterManager(clusterManager).buildClustered(), START_TIMEOUT, "joining the cluster");
     Meshplane app = null;
     try {
       HazelcastInstance hz = clusterManager.getHazelcastInstance();
       new HazelcastMetrics(hz).bindTo(observability.registry());
-      LOG.info("cluster '{}' joined as {} ({} members)", config.clusterName(),
-          hz.getCluster().getLocalMember().getAddress(), hz.getCluster().getMembers().size());
+      io.vertx.core.spi.cluster.NodeInfo bus = clusterManager.getNodeInfo();
+      LOG.info("cluster '{}' joined as {} ({} members); event bus on {}:{}", config.clusterName(),
+          hz.getCluster().getLocalMember().getAddress(), hz.getCluster().getMembers().size(),
+          bus == null ? "?" : bus.host(), bus == null ? "?" : bus.port());
       app = new Meshplane(config, vertx, hz, clusterManager, observability, keys, openApi, components);
       Meshplane self = app;
       ReplicaChecks.register(app.readiness, () -> self.pool, () -> self.waitingFor, clusterManager, hz, app::deploymentState);

@@ -3,8 +3,15 @@ package io.meshplane.app;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.meshplane.testing.FreePorts;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.TestCluster;
+import io.vertx.core.eventbus.MessageConsumer;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -35,6 +42,31 @@ class ClusterFormationTest {
         Thread.sleep(200);
       } while (System.currentTimeMillis() < deadline);
       assertTrue(!owned.endsWith(" 271.0") && !owned.endsWith(" 0.0"), owned);
+    }
+  }
+
+  /**
+   * With {@code cluster.eventbus_port} pinned (as behind a NetworkPolicy), each replica's event bus
+   * listens there and a message reaches the other replica over it.
+   */
+  @Test
+  void aPinnedEventBusPortIsWhereReplicasTalk() throws Exception {
+    try (TestCluster cluster = TestCluster.of(2)) {
+      int portA = FreePorts.next();
+      int portB = FreePorts.next();
+      Meshplane a = cluster.start(0, Map.of("cluster.eventbus_port", String.valueOf(portA)));
+      Meshplane b = cluster.start(1, Map.of("cluster.eventbus_port", String.valueOf(portB)));
+      for (int port : new int[] {portA, portB}) {
+        try (Socket s = new Socket()) {
+          s.connect(new InetSocketAddress("127.0.0.1", port), 2000); // refused unless the bus listens there
+        }
+      }
+      CompletableFuture<String> received = new CompletableFuture<>();
+      MessageConsumer<String> onB = b.vertx().eventBus().consumer("test.pinned-port", m -> received.complete(m.body()));
+      Http.await(onB.completion(), 30);
+      // a send (not a publish) goes to one registered consumer: only B has one, so it crosses to B's port
+      a.vertx().eventBus().send("test.pinned-port", "from A");
+      assertEquals("from A", received.get(30, TimeUnit.SECONDS));
     }
   }
 }

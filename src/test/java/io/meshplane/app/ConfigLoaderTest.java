@@ -73,6 +73,18 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void theEventBusPortIsFreeByDefaultPinnableAndNeverTheHazelcastPort() {
+    assertEquals(0, ConfigLoader.load(null, false, Map.of(), Map.of()).clusterEventBusPort());
+    assertEquals(5702, ConfigLoader.load(null, false, Map.of("MESH_CLUSTER_EVENTBUS_PORT", "5702"), Map.of()).clusterEventBusPort());
+    ConfigException bad = assertThrows(ConfigException.class,
+        () -> ConfigLoader.load(null, false, Map.of("MESH_CLUSTER_EVENTBUS_PORT", "-1"), Map.of()));
+    assertTrue(bad.getMessage().startsWith("cluster.eventbus_port"), bad.getMessage());
+    ConfigException same = assertThrows(ConfigException.class,
+        () -> ConfigLoader.load(null, false, Map.of("MESH_CLUSTER_EVENTBUS_PORT", "5801", "MESH_CLUSTER_PORT", "5801"), Map.of()));
+    assertTrue(same.getMessage().startsWith("cluster.eventbus_port") && same.getMessage().contains("cluster.port"), same.getMessage());
+  }
+
+  @Test
   void relaysLoadAndABadEntryStopsTheStartNamingItsIndexAndKey() {
     MeshConfig ok = ConfigLoader.load(null, false, Map.of("MESH_RELAYS",
         "[{\"name\":\"fra1\",\"region\":\"eu\",\"url\":\"https://fra1.relay.example.net\"},{\"name\":\"nyc1\",\"region\":\"us\",\"url\":\"https://nyc1.relay.example.net:8443/derp\"}]"),

@@ -123,15 +123,18 @@ class ManifestsTest {
     Map<String, Object> policy = one("NetworkPolicy").body;
     assertSelects(map(get(policy, "spec.podSelector")), pod, "NetworkPolicy spec.podSelector");
     assertEquals(List.of("Ingress", "Egress"), get(policy, "spec.policyTypes"), "the NetworkPolicy restricts both directions");
-    // the replicas reach each other on every port (5701, and the event bus, whose port is random)
-    assertTrue(replicaRule(policy, "ingress", "from"), "NetworkPolicy: an ingress rule from the replicas' own pods, on every port");
-    assertTrue(replicaRule(policy, "egress", "to"), "NetworkPolicy: an egress rule to the replicas' own pods, on every port");
-    // every other rule names its ports
-    for (Object r : list(get(policy, "spec.egress"))) {
-      if (!isReplicaRule(map(r), "to")) assertFalse(list(map(r).get("ports")).isEmpty(), "NetworkPolicy egress rule without ports: " + r);
-    }
-    // and on the way in, only the API and the panel: nothing else reaches 5701 or the event bus
+    // the replicas reach each other on the Hazelcast port and the (pinned) event bus port, and only there
     Map<String, Integer> ports = containerPorts();
+    Set<Integer> between = new TreeSet<>(List.of(ports.get("hazelcast"), ports.get("eventbus")));
+    assertEquals(between, replicaRulePorts(policy, "ingress", "from", ports), "NetworkPolicy: ingress from the replicas' own pods");
+    assertEquals(between, replicaRulePorts(policy, "egress", "to", ports), "NetworkPolicy: egress to the replicas' own pods");
+    // every rule names its ports (no rule opens every port)
+    for (String direction : List.of("ingress", "egress")) {
+      for (Object r : list(get(policy, "spec." + direction))) {
+        assertFalse(list(map(r).get("ports")).isEmpty(), "NetworkPolicy " + direction + " rule without ports (every port): " + r);
+      }
+    }
+    // and on the way in, only the API and the panel from outside: nothing else reaches 5701 or the event bus
     Set<Integer> served = new TreeSet<>(List.of(ports.get("http"), ports.get("panel")));
     boolean fromIngressController = false;
     for (Object o : list(get(policy, "spec.ingress"))) {
@@ -234,6 +237,8 @@ class ManifestsTest {
     assertEquals(ports.get("http"), config.httpPort(), "MESH_HTTP_PORT vs containerPort http");
     assertEquals(ports.get("panel"), config.panelPort(), "MESH_PANEL_PORT vs containerPort panel");
     assertEquals(ports.get("hazelcast"), config.clusterPort(), "MESH_CLUSTER_PORT vs containerPort hazelcast");
+    assertEquals(ports.get("eventbus"), config.clusterEventBusPort(), "MESH_CLUSTER_EVENTBUS_PORT vs containerPort eventbus "
+        + "(pinned: a random event bus port would need every port open between replicas)");
     assertFalse(config.embeddedPostgres(), "the replicas share an external PostgreSQL");
 
     // Kubernetes discovery through the headless Service, which must list pods before they are ready
@@ -540,27 +545,36 @@ class ManifestsTest {
     return labels != null && wanted.entrySet().stream().allMatch(e -> e.getValue().equals(labels.get(e.getKey())));
   }
 
-  /** A rule whose only peer is the replicas' own pods (no namespace selector) and that names no ports. */
+  /** A rule whose only peer is the replicas' own pods (no namespace selector). */
   static boolean isReplicaRule(Map<String, Object> rule, String peers) {
     List<Object> list = list(rule.get(peers));
     if (list.size() != 1 || !map(list.get(0)).keySet().equals(Set.of("podSelector"))) return false;
     Map<String, Object> match = map(get(map(list.get(0)), "podSelector.matchLabels"));
     // an empty podSelector picks every pod of the namespace, not the replicas
-    return match != null && !match.isEmpty() && contains(podLabels(), match) && list(rule.get("ports")).isEmpty();
+    return match != null && !match.isEmpty() && contains(podLabels(), match);
   }
 
-  /** The container ports an ingress rule opens, by number (a named port resolved against the container's). */
+  /** The ports the rules between replicas open in one direction (none: no such rule). */
+  static Set<Integer> replicaRulePorts(Map<String, Object> policy, String direction, String peers, Map<String, Integer> ports) {
+    Set<Integer> opened = new TreeSet<>();
+    for (Object r : list(get(policy, "spec." + direction))) {
+      if (isReplicaRule(map(r), peers)) opened.addAll(ingressPorts(map(r), ports));
+    }
+    return opened;
+  }
+
+  /** The container ports a rule opens, by number (a named port resolved against the container's). */
   static Set<Integer> ingressPorts(Map<String, Object> rule, Map<String, Integer> ports) {
     List<Object> listed = list(rule.get("ports"));
-    assertFalse(listed.isEmpty(), "NetworkPolicy ingress rule without ports (every port, 5701 and the event bus too): " + rule);
+    assertFalse(listed.isEmpty(), "NetworkPolicy rule without ports (every port, 5701 and the event bus too): " + rule);
     Set<Integer> opened = new TreeSet<>();
     for (Object o : listed) {
       Map<String, Object> p = map(o);
       Object port = p.get("port");
-      assertNotNull(port, "NetworkPolicy ingress port without a port (every port): " + rule);
-      assertFalse(p.containsKey("endPort"), "NetworkPolicy ingress port range " + port + "-" + p.get("endPort") + ": " + rule);
+      assertNotNull(port, "NetworkPolicy port without a port (every port): " + rule);
+      assertFalse(p.containsKey("endPort"), "NetworkPolicy port range " + port + "-" + p.get("endPort") + ": " + rule);
       if (port instanceof String name) {
-        assertTrue(ports.containsKey(name), "NetworkPolicy ingress port " + name + " is not a named containerPort " + ports);
+        assertTrue(ports.containsKey(name), "NetworkPolicy port " + name + " is not a named containerPort " + ports);
         opened.add(ports.get(name));
       } else {
         opened.add((Integer) port);
@@ -581,9 +595,6 @@ class ManifestsTest {
     return terms;
   }
 
-  static boolean replicaRule(Map<String, Object> policy, String direction, String peers) {
-    return list(get(policy, "spec." + direction)).stream().anyMatch(r -> isReplicaRule(map(r), peers));
-  }
 
   /** The alerts the issue names: each must exist (and, like every alert, have unit tests). */
   static final Set<String> REQUIRED_ALERTS = Set.of("MeshplaneNodesStale", "MeshplaneWriteBehindBacklogGrowing", "MeshplaneRowsQuarantined",
