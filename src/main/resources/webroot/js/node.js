@@ -381,7 +381,8 @@ export function renderNode(ctx, id) {
         const ack = v.acknowledged || {};
         const cur = v.current || {};
         const n = (x) => (x === null || x === undefined ? '—' : str(x));
-        return [badge(str(v.state)), ` acknowledged peers ${n(ack.peers)}, acl ${n(ack.acl)}; current peers ${n(cur.peers)}, acl ${n(cur.acl)}; services `, badge(str(v.services))];
+        const since = typeof v.acknowledged_at === 'string' ? ` (since ${v.acknowledged_at})` : '';
+        return [badge(str(v.state)), ` acknowledged peers ${n(ack.peers)}, acl ${n(ack.acl)}${since}; current peers ${n(cur.peers)}, acl ${n(cur.acl)}; services `, badge(str(v.services))];
       }
       case 'telemetry':
         return pre(v && typeof v === 'object' ? v : {});

@@ -22,7 +22,7 @@ import java.util.List;
 public final class LiveRepository {
   /** A node's live columns as last flushed, for seeding the live map after a cold start of the whole cluster. */
   public record Stored(String id, Instant heartbeatAt, String[] endpoints, String reportedRelay, String reportedKey, String[] routes,
-      String telemetry) {}
+      String telemetry, long acknowledgedPeers, long acknowledgedAcl) {}
 
   /** What one flush statement did: the rows it wrote, and the nodes whose endpoints, reported relay or reported key changed. */
   public record Flushed(int rows, List<String> endpointsChanged, List<String> relayChanged, List<String> keyChanged) {
@@ -67,15 +67,24 @@ public final class LiveRepository {
    * after being stale; bits 1, 16, 8 and 32: a written heartbeat clears the stale flag) also goes into the change log ({@link ChangeLog}) in the same statement, as one
    * {@code live} entry, so the peer models of every replica learn it in commit order. A flush that
    * changed nothing peers see takes no clock lock and writes no entry.
+   *
+   * <p>{@code knownPeers}/{@code knownAcl} are the versions the heartbeat acknowledged ({@code -1}: none
+   * sent; null: leave the row's as they are). Where they differ from the row's, {@code acknowledged_at}
+   * becomes this heartbeat's time (V9): when the node first acknowledged what it holds now.
    */
   public Future<Flushed> flush(String[] ids, Long[] heartbeats, Long[] previous, String[] endpoints, String[] routes,
-      String[] relays, String[] keys, String[] telemetry) {
+      String[] relays, String[] keys, String[] telemetry, Long[] knownPeers, Long[] knownAcl) {
     String sql = """
         WITH written AS (
           UPDATE nodes n SET heartbeat_at = (timestamptz 'epoch' + u.hb * interval '1 millisecond'),
                  endpoints = COALESCE(string_to_array(u.ep, ','), n.endpoints), routes = COALESCE(string_to_array(u.rt, ','), n.routes),
                  reported_relay = COALESCE(u.relay, n.reported_relay), reported_key = COALESCE(NULLIF(u.key, ''), n.reported_key),
                  telemetry = COALESCE(u.tel::jsonb, n.telemetry), stale = false,
+                 acknowledged_peers = CASE WHEN u.kp IS NULL THEN n.acknowledged_peers ELSE NULLIF(u.kp, -1) END,
+                 acknowledged_acl = CASE WHEN u.ka IS NULL THEN n.acknowledged_acl ELSE NULLIF(u.ka, -1) END,
+                 acknowledged_at = CASE WHEN (u.kp IS NOT NULL AND NULLIF(u.kp, -1) IS DISTINCT FROM n.acknowledged_peers)
+                                          OR (u.ka IS NOT NULL AND NULLIF(u.ka, -1) IS DISTINCT FROM n.acknowledged_acl)
+                                        THEN (timestamptz 'epoch' + u.hb * interval '1 millisecond') ELSE n.acknowledged_at END,
                  flush_changes = (CASE WHEN COALESCE(string_to_array(u.ep, ','), n.endpoints) IS DISTINCT FROM n.endpoints THEN 1 ELSE 0 END)
                                | (CASE WHEN COALESCE(u.relay, n.reported_relay) IS DISTINCT FROM n.reported_relay THEN 2 ELSE 0 END)
                                | (CASE WHEN n.reported_key <> '' AND COALESCE(NULLIF(u.key, ''), n.reported_key) <> n.reported_key
@@ -84,8 +93,9 @@ public final class LiveRepository {
                                | (CASE WHEN COALESCE(NULLIF(u.key, ''), NULLIF(n.reported_key, ''), n.public_key)
                                             <> COALESCE(NULLIF(n.reported_key, ''), n.public_key) THEN 16 ELSE 0 END)
                                | (CASE WHEN n.stale THEN 32 ELSE 0 END)
-          FROM UNNEST($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-               AS u(id, hb, prev, ep, rt, relay, key, tel)
+          FROM UNNEST($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int8[],
+                      $10::int8[])
+               AS u(id, hb, prev, ep, rt, relay, key, tel, kp, ka)
           WHERE n.id = u.id AND (n.heartbeat_at IS NULL OR n.heartbeat_at < (timestamptz 'epoch' + u.hb * interval '1 millisecond'))
             AND (u.prev IS NULL OR n.heartbeat_at = (timestamptz 'epoch' + u.prev * interval '1 millisecond'))
           RETURNING n.id, n.flush_changes AS c, n.endpoints AS ep, COALESCE(NULLIF(n.reported_key, ''), n.public_key) AS k),
@@ -103,7 +113,7 @@ public final class LiveRepository {
     return pool.preparedQuery(sql)
         .execute(Tuple.tuple().addArrayOfString(ids).addArrayOfLong(heartbeats).addArrayOfLong(previous)
             .addArrayOfString(endpoints).addArrayOfString(routes).addArrayOfString(relays).addArrayOfString(keys)
-            .addArrayOfString(telemetry))
+            .addArrayOfString(telemetry).addArrayOfLong(knownPeers).addArrayOfLong(knownAcl))
         .map(rows -> {
           Row r = rows.iterator().next();
           return new Flushed(r.getInteger("rows"), list(r, "ep"), list(r, "relay"), list(r, "key"));
@@ -201,10 +211,12 @@ public final class LiveRepository {
 
   /** Nodes with a flushed heartbeat, in id order after {@code afterId}, for seeding the live map. */
   public Future<List<Stored>> withHeartbeat(String afterId, int limit) {
-    return pool.preparedQuery("SELECT id, heartbeat_at, endpoints, reported_relay, reported_key, routes, telemetry::text AS telemetry "
+    return pool.preparedQuery("SELECT id, heartbeat_at, endpoints, reported_relay, reported_key, routes, telemetry::text AS telemetry, "
+            + "COALESCE(acknowledged_peers, -1) AS kp, COALESCE(acknowledged_acl, -1) AS ka "
             + "FROM nodes WHERE heartbeat_at IS NOT NULL AND id > $1 ORDER BY id LIMIT $2")
         .execute(Tuple.of(afterId, limit))
         .map(rows -> Sql.list(rows, r -> new Stored(r.getString("id"), Sql.instant(r, "heartbeat_at"), r.getArrayOfStrings("endpoints"),
-            r.getString("reported_relay"), r.getString("reported_key"), r.getArrayOfStrings("routes"), r.getString("telemetry"))));
+            r.getString("reported_relay"), r.getString("reported_key"), r.getArrayOfStrings("routes"), r.getString("telemetry"),
+            r.getLong("kp"), r.getLong("ka"))));
   }
 }

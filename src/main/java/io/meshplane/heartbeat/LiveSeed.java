@@ -24,8 +24,9 @@ public final class LiveSeed {
     while (true) {
       List<LiveRepository.Stored> page = Blocking.await(nodes.withHeartbeat(after, PAGE), Duration.ofMinutes(1), "reading nodes to seed");
       for (LiveRepository.Stored r : page) {
+        // the acknowledged versions too, so policy_sync does not read "none sent" until the next heartbeat
         LiveNode n = new LiveNode(r.heartbeatAt().toEpochMilli(), false, r.endpoints(), r.reportedKey(),
-            r.reportedRelay(), r.routes(), r.telemetry());
+            r.reportedRelay(), r.routes(), r.telemetry(), r.acknowledgedPeers(), r.acknowledgedAcl(), new String[0]);
         if (map.putIfAbsent(r.id(), n) == null) added++;
       }
       if (page.size() < PAGE) return added;

@@ -329,6 +329,8 @@ public final class WriteBehindVerticle extends VerticleBase {
     String[] relay = new String[n];
     String[] key = new String[n];
     String[] tel = new String[n];
+    Long[] kp = new Long[n];
+    Long[] ka = new Long[n];
     for (int i = 0; i < n; i++) {
       LiveNode l = read.get(ids.get(i));
       LiveNode was = before.get(ids.get(i));
@@ -339,9 +341,12 @@ public final class WriteBehindVerticle extends VerticleBase {
       relay[i] = was != null && was.relay().equals(l.relay()) ? null : l.relay();
       key[i] = was != null && was.publicKey().equals(l.publicKey()) ? null : l.publicKey();
       tel[i] = was != null && was.telemetry().equals(l.telemetry()) ? null : l.telemetry();
+      // always sent (16 bytes): the statement compares them with the row's to stamp acknowledged_at
+      kp[i] = l.knownPeers();
+      ka[i] = l.knownAcl();
     }
     // a statement's changes count as soon as it commits, whatever the rest of the flush does
-    return nodes.flush(ids.toArray(new String[0]), hb, prev, ep, rt, relay, key, tel).onSuccess(this::collect);
+    return nodes.flush(ids.toArray(new String[0]), hb, prev, ep, rt, relay, key, tel, kp, ka).onSuccess(this::collect);
   }
 
   /**
@@ -477,7 +482,8 @@ public final class WriteBehindVerticle extends VerticleBase {
           + "with its heartbeat time alone while the whole row is refused; every other row is written", id, reason);
     }
     String[] nothing = new String[1];
-    return nodes.flush(new String[] {id}, new Long[] {value.heartbeatAt()}, new Long[1], nothing, nothing, nothing, nothing, nothing)
+    return nodes.flush(new String[] {id}, new Long[] {value.heartbeatAt()}, new Long[1], nothing, nothing, nothing, nothing, nothing,
+            new Long[1], new Long[1])
         .<Void>map(rows -> {
           written.put(id, value);
           return null;

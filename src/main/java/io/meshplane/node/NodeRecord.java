@@ -20,4 +20,14 @@ public record NodeRecord(
     String telemetry,
     Instant heartbeatAt,
     Instant createdAt,
-    Instant updatedAt) {}
+    Instant updatedAt,
+    Acknowledged acknowledged) {
+
+  /**
+   * What the node's heartbeat last acknowledged, as flushed to PostgreSQL (V9): the versions ({@code -1}:
+   * none sent) and when its heartbeat first acknowledged them (null: not yet flushed).
+   */
+  public record Acknowledged(long peers, long acl, Instant at) {
+    public static final Acknowledged NONE = new Acknowledged(-1, -1, null);
+  }
+}

@@ -20,7 +20,8 @@ import java.util.List;
 public final class NodeRepository {
   private static final String COLUMNS = "id, name, team, environment, host(address) AS address, public_key, tags, relay, services, ingress, "
       + "endpoints, routes, reported_relay, COALESCE(NULLIF(reported_key, ''), public_key) AS current_key, telemetry::text AS telemetry, "
-      + "heartbeat_at, created_at, updated_at";
+      + "heartbeat_at, created_at, updated_at, COALESCE(acknowledged_peers, -1) AS ack_peers, COALESCE(acknowledged_acl, -1) AS ack_acl, "
+      + "acknowledged_at";
   private static final String IN_SCOPE = Sql.inScope(1, 2);
 
   private final Pool pool;
@@ -128,6 +129,6 @@ public final class NodeRepository {
         r.getString("address"), r.getString("current_key"), r.getArrayOfStrings("tags"), r.getString("relay"),
         r.getArrayOfStrings("services"), (io.vertx.core.json.JsonArray) r.getJson("ingress"), r.getArrayOfStrings("endpoints"), r.getArrayOfStrings("routes"),
         r.getString("reported_relay"), r.getString("telemetry"), Sql.instant(r, "heartbeat_at"), Sql.instant(r, "created_at"),
-        Sql.instant(r, "updated_at"));
+        Sql.instant(r, "updated_at"), new NodeRecord.Acknowledged(r.getLong("ack_peers"), r.getLong("ack_acl"), Sql.instant(r, "acknowledged_at")));
   }
 }

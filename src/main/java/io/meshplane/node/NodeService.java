@@ -94,7 +94,8 @@ public final class NodeService implements NodeReader {
                   .compose(v -> ChangeLog.append(tx, "enroll",
                       ChangeLog.enrolled(id, team, env, req.name(), address, req.publicKey(), req.tags(), relay)))
                   .map(seq -> new Object[] {new NodeRecord(id, req.name(), team, env, address, req.publicKey(), req.tags(), relay,
-                      new String[0], new JsonArray(), new String[0], new String[0], "", "{}", null, now, now), credential, seq}));
+                      new String[0], new JsonArray(), new String[0], new String[0], "", "{}", null, now, now, NodeRecord.Acknowledged.NONE),
+                      credential, seq}));
         })))
         .compose(done -> {
           events.publish(NodeEvents.Type.ENROLLED, id);
@@ -215,10 +216,19 @@ public final class NodeService implements NodeReader {
   /**
    * {@code policy_sync}: the versions the node acknowledged against the current ones (the policy
    * feature's), and whether its last heartbeat reported exactly the services bound to it ({@code services}:
-   * current or behind); {@code state} is current only when both are.
+   * current or behind); {@code state} is current only when both are. {@code acknowledged_at}: when the
+   * node's heartbeat first acknowledged the versions it acknowledges now, as the write-behind stamped
+   * it in PostgreSQL; if the heartbeat that changed them is not flushed yet, that heartbeat's time (the
+   * live entry is ahead of the row by at most a flush interval). Without a live entry, the row's.
    */
   private JsonObject sync(NodeRecord r, LiveNodes.Live l) {
-    JsonObject sync = policy.sync(r.id(), l == null ? -1 : l.knownPeers(), l == null ? -1 : l.knownAcl());
+    NodeRecord.Acknowledged stored = r.acknowledged();
+    long peers = l == null ? stored.peers() : l.knownPeers();
+    long acl = l == null ? stored.acl() : l.knownAcl();
+    JsonObject sync = policy.sync(r.id(), peers, acl);
+    Instant at = l == null || l.knownPeers() == stored.peers() && l.knownAcl() == stored.acl() ? stored.at()
+        : Instant.ofEpochMilli(l.heartbeatAt());
+    sync.put("acknowledged_at", peers < 0 && acl < 0 || at == null ? null : Times.format(at));
     Set<String> reported = l == null ? Set.of() : new java.util.HashSet<>(List.of(l.services()));
     boolean servicesCurrent = reported.equals(new java.util.HashSet<>(List.of(r.services())));
     sync.put("services", servicesCurrent ? "current" : "behind");

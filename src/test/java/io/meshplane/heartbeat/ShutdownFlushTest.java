@@ -9,6 +9,7 @@ import io.meshplane.testing.TestCluster;
 import io.meshplane.testing.TestDatabase;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
+import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -18,7 +19,10 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** A single replica stopped right after a heartbeat still writes it: the live map dies with the last member. */
+/**
+ * A single replica stopped right after a heartbeat still writes it: the live map dies with the last
+ * member. The next cold start seeds the live map from that row, acknowledged policy versions included.
+ */
 @Timeout(120)
 class ShutdownFlushTest {
   @Test
@@ -30,7 +34,7 @@ class ShutdownFlushTest {
       String root = cluster.admin();
       Nodes.Enrolled n = Nodes.enroll(http, app.coordinatorPort(), root, "last-words", "web", "prod");
       HttpResponse<Buffer> r = http.send(HttpMethod.POST, app.coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat", n.token(),
-          Nodes.beat(1));
+          Nodes.beat(1).put("known", new JsonObject().put("peers", 7).put("acl", 5)));
       assertEquals(200, r.statusCode());
       long accepted = Instant.parse(r.bodyAsJsonObject().getString("server_time")).toEpochMilli();
       app.close();
@@ -39,6 +43,14 @@ class ShutdownFlushTest {
         rs.next();
         assertEquals(accepted, rs.getLong(1), "flushed at shutdown although the flush interval is 10 minutes");
       }
+
+      // a cold start of the whole cluster: the live entry comes back from the row, with what the node acknowledged and when
+      Meshplane again = cluster.start(0, Map.of("writebehind.flush_interval", "10m"));
+      JsonObject sync = http.get(again.coordinatorPort(), "/v1/nodes/" + n.id(), root).bodyAsJsonObject().getJsonObject("policy_sync");
+      assertEquals(new JsonObject().put("peers", 7).put("acl", 5), sync.getJsonObject("acknowledged"), sync.encode());
+      assertEquals(r.bodyAsJsonObject().getString("server_time"), sync.getString("acknowledged_at"), sync.encode());
+      assertEquals(1, again.heartbeat().live().map().size(), "the live map was seeded from PostgreSQL");
+      assertEquals(7, again.heartbeat().live().map().get(n.id()).knownPeers(), "the seeded entry holds the acknowledged versions");
     }
   }
 }

@@ -2,6 +2,7 @@ package io.meshplane.policy;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.app.Meshplane;
@@ -330,6 +331,83 @@ class PolicyApiTest {
           .getJsonArray("items");
     } while (events.size() < 2 && System.currentTimeMillis() < deadline);
     assertEquals(2, events.size(), events.encode());
+  }
+
+  /**
+   * {@code policy_sync.acknowledged_at} is when the node's heartbeat first acknowledged what it holds:
+   * it stays while later heartbeats repeat the same versions, moves to the heartbeat that acknowledges
+   * a policy change, reads the same on both replicas, and comes from PostgreSQL once flushed (the row,
+   * not only the live entry, holds it: a node without a live entry still shows it). The write-behind
+   * coalesces a node's heartbeats per flush interval, so the test lets each acknowledgment be written
+   * before the next heartbeat, as agents beating every 30 s against a 1 s flush always do.
+   */
+  @Test
+  void theRecordShowsWhenTheNodeFirstAcknowledgedThePolicyChange() throws Exception {
+    Nodes.Enrolled web = enroll("ack-web", "ack", "tag:web");
+    enroll("ack-db", "ack", "tag:db");
+    JsonObject record = http.get(a.coordinatorPort(), "/v1/nodes/" + web.id(), admin).bodyAsJsonObject();
+    assertNull(record.getJsonObject("policy_sync").getValue("acknowledged_at"), "nothing acknowledged before the first heartbeat");
+
+    JsonObject first = beat(a, web, 0, 0);
+    long[] v = {first.getJsonObject("peers").getLong("version"), first.getJsonObject("acl").getLong("version")};
+    JsonObject applied = beat(b, web, v[0], v[1]); // the agent applied the answer: its first acknowledgment of v
+    String ackedAt = applied.getString("server_time");
+    assertEquals(v[0] + "/" + v[1] + "/" + java.time.Instant.parse(ackedAt), awaitStored(web, v[0] + "/" + v[1] + "/" + java.time.Instant.parse(ackedAt)));
+    for (int i = 0; i < 3; i++) beat(i % 2 == 0 ? a : b, web, v[0], v[1]); // the same versions again: not a new acknowledgment
+    for (Meshplane m : List.of(a, b)) assertEquals(ackedAt, awaitAcknowledgedAt(m, web, ackedAt), "replica " + m.coordinatorPort());
+
+    // a policy change (web may now reach db: web gains a peer, its inbound rules stay) is carried by a
+    // new version; until the agent applies it, acknowledged_at stays
+    assertEquals(200, put(a, "ack", new JsonObject().put("grants", new JsonArray().add(grant("tag:web", "tag:db", "tcp/5432"))), null)
+        .statusCode());
+    JsonObject told = beat(a, web, v[0], v[1]);
+    long newAcl = told.getJsonObject("acl").getLong("version");
+    long newPeers = told.getJsonObject("peers").getLong("version");
+    assertTrue(newPeers > v[0], told.encode());
+    JsonObject sync = http.get(b.coordinatorPort(), "/v1/nodes/" + web.id(), admin).bodyAsJsonObject().getJsonObject("policy_sync");
+    assertEquals("behind", sync.getString("state"), sync.encode());
+    assertEquals(ackedAt, awaitAcknowledgedAt(b, web, ackedAt));
+    JsonObject confirmed = beat(b, web, newPeers, newAcl);
+    String changeAckedAt = confirmed.getString("server_time");
+    // in PostgreSQL (the write-behind stamped it; flush interval 100 ms): what a full-cluster restart keeps
+    String want = newPeers + "/" + newAcl + "/" + java.time.Instant.parse(changeAckedAt);
+    assertEquals(want, awaitStored(web, want));
+    beat(a, web, newPeers, newAcl);
+    for (Meshplane m : List.of(a, b)) {
+      assertEquals(changeAckedAt, awaitAcknowledgedAt(m, web, changeAckedAt), "replica " + m.coordinatorPort());
+      sync = http.get(m.coordinatorPort(), "/v1/nodes/" + web.id(), admin).bodyAsJsonObject().getJsonObject("policy_sync");
+      assertEquals("current", sync.getString("state"), sync.encode());
+    }
+    assertEquals(want, awaitStored(web, want), "later heartbeats with the same versions keep the stamp");
+  }
+
+  /** The row's "acknowledged_peers/acknowledged_acl/acknowledged_at" once it equals {@code want} (within 10 s), else its last value. */
+  private static String awaitStored(Nodes.Enrolled n, String want) throws Exception {
+    long deadline = System.currentTimeMillis() + 10_000;
+    String stored;
+    do {
+      try (var conn = cluster.db().connect(); var st = conn.createStatement();
+           var rs = st.executeQuery("SELECT acknowledged_peers, acknowledged_acl, acknowledged_at FROM nodes WHERE id = '" + n.id() + "'")) {
+        rs.next();
+        stored = rs.getLong(1) + "/" + rs.getLong(2) + "/" + (rs.getTimestamp(3) == null ? null : rs.getTimestamp(3).toInstant());
+      }
+      if (want.equals(stored)) return stored;
+      Thread.sleep(50);
+    } while (System.currentTimeMillis() < deadline);
+    return stored;
+  }
+
+  /** The node record's policy_sync.acknowledged_at on {@code via} once it equals {@code want} (the heartbeat's write is visible at once; within 5 s), else its last value. */
+  private static String awaitAcknowledgedAt(Meshplane via, Nodes.Enrolled n, String want) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 5_000;
+    String at;
+    do {
+      at = http.get(via.coordinatorPort(), "/v1/nodes/" + n.id(), admin).bodyAsJsonObject().getJsonObject("policy_sync")
+          .getString("acknowledged_at");
+      if (want.equals(at)) return at;
+      Thread.sleep(50);
+    } while (System.currentTimeMillis() < deadline);
+    return at;
   }
 
   /** The sum of mesh_node_policy_drift over both replicas once it equals {@code want} (each refreshes every 5 s), or the last sum after 15 s. */

@@ -1,0 +1,14 @@
+-- The peers and ACL versions a node's heartbeat last acknowledged in `known` (NULL: none sent), and
+-- when its heartbeat first acknowledged them: the node record's policy_sync.acknowledged_at, so an
+-- operator sees when a policy change, a re-tag or a services change reached the node, and it survives
+-- a full-cluster restart (the live map is seeded from these columns).
+--
+-- The write-behind's flush UPDATE sets acknowledged_at to the heartbeat's time when the versions it
+-- writes differ from the row's, in its SET list where the old values are at hand: no extra read, no
+-- work on the heartbeat path (which stays a blind write to the cluster map). Heartbeats are coalesced
+-- per flush interval, so with two heartbeats of one node in one interval that both changed `known`
+-- the later one's time is kept (at most one flush interval late; agents beat every 30 s by default).
+--
+-- Nullable, no default: PostgreSQL adds the columns without rewriting the table. Not indexed, so the
+-- write-behind's row updates stay HOT.
+ALTER TABLE nodes ADD COLUMN acknowledged_peers bigint, ADD COLUMN acknowledged_acl bigint, ADD COLUMN acknowledged_at timestamptz;
