@@ -79,7 +79,7 @@ public final class LiveRepository {
           UPDATE nodes n SET heartbeat_at = (timestamptz 'epoch' + u.hb * interval '1 millisecond'),
                  endpoints = COALESCE(string_to_array(u.ep, ','), n.endpoints), routes = COALESCE(string_to_array(u.rt, ','), n.routes),
                  reported_relay = COALESCE(u.relay, n.reported_relay), reported_key = COALESCE(NULLIF(u.key, ''), n.reported_key),
-                 telemetry = COALESCE(u.tel::jsonb, n.telemetry), stale = false,
+                 telemetry = COALESCE(u.tel::jsonb, n.telemetry), stale = false, heard = true,
                  acknowledged_peers = CASE WHEN u.kp IS NULL THEN n.acknowledged_peers ELSE NULLIF(u.kp, -1) END,
                  acknowledged_acl = CASE WHEN u.ka IS NULL THEN n.acknowledged_acl ELSE NULLIF(u.ka, -1) END,
                  acknowledged_at = CASE WHEN (u.kp IS NOT NULL AND NULLIF(u.kp, -1) IS DISTINCT FROM n.acknowledged_peers)
@@ -185,7 +185,7 @@ public final class LiveRepository {
    * the number of events written.
    */
   public Future<Integer> reportUnconfirmed(Instant cutoff, int limit) {
-    return pool.preparedQuery("SELECT id FROM nodes n WHERE heartbeat_at IS NULL AND created_at < $1 AND NOT EXISTS "
+    return pool.preparedQuery("SELECT id FROM nodes n WHERE NOT heard AND created_at < $1 AND NOT EXISTS "
             + "(SELECT 1 FROM node_events e WHERE e.node_id = n.id AND e.type = 'node.enroll_unconfirmed') ORDER BY created_at LIMIT $2")
         .execute(Tuple.of(Sql.odt(cutoff), limit))
         .compose(rows -> {
@@ -196,7 +196,7 @@ public final class LiveRepository {
           return pool.preparedQuery("""
                   INSERT INTO node_events (id, at, type, node_id, node_name, team, environment, last_heartbeat)
                   SELECT u.eid, now(), 'node.enroll_unconfirmed', n.id, n.name, n.team, n.environment, NULL
-                  FROM UNNEST($1::text[], $2::text[]) AS u(eid, node_id) JOIN nodes n ON n.id = u.node_id AND n.heartbeat_at IS NULL
+                  FROM UNNEST($1::text[], $2::text[]) AS u(eid, node_id) JOIN nodes n ON n.id = u.node_id AND NOT n.heard
                   ON CONFLICT DO NOTHING""")
               .execute(Tuple.tuple().addArrayOfString(ids).addArrayOfString(nodes))
               .map(r -> r.rowCount());
@@ -205,7 +205,7 @@ public final class LiveRepository {
 
   /** Nodes that never sent a heartbeat (the pending count). */
   public Future<Long> countPending() {
-    return pool.query("SELECT count(*) FROM nodes WHERE heartbeat_at IS NULL").execute()
+    return pool.query("SELECT count(*) FROM nodes WHERE NOT heard").execute()
         .map(rows -> rows.iterator().next().getLong(0));
   }
 
