@@ -99,9 +99,13 @@ class HotUpdatesTest {
     }
   }
 
-  /** {n_tup_upd, n_tup_hot_upd} of nodes once n_tup_upd reaches {@code updates} (statistics arrive within about a second). */
+  /**
+   * {n_tup_upd, n_tup_hot_upd} of nodes once n_tup_upd reaches {@code updates}. A backend reports its
+   * counts when it goes idle, at most once a second, and a pooled connection left idle with counts
+   * not yet reported does so within 10 s (PostgreSQL 15's idle stats interval): hence 30 s.
+   */
   private static long[] awaitUpdates(TestDatabase db, long updates) throws Exception {
-    long deadline = System.currentTimeMillis() + 10_000;
+    long deadline = System.currentTimeMillis() + 30_000;
     long[] seen;
     do {
       try (Connection c = db.connect(); Statement st = c.createStatement();
