@@ -20,7 +20,8 @@ import java.util.Objects;
  * @param heartbeatAt epoch ms of the last accepted heartbeat (indexed: the staleness scan and the
  *     write-behind's window read it)
  * @param knownPeers the peers version the heartbeat acknowledged in {@code known} (-1: none sent);
- *     with {@code knownAcl}, the node record's {@code policy_sync}. Not written to PostgreSQL.
+ *     with {@code knownAcl}, the node record's {@code policy_sync}. The write-behind writes both
+ *     ({@code nodes.acknowledged_*}, V9), stamping when they changed; a cold start seeds them back.
  * @param services the services the agent reported it serves (empty when it sent none): compared with
  *     the bound ones for {@code policy_sync.services}. Not written to PostgreSQL.
  */
