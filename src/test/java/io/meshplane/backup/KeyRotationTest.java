@@ -16,6 +16,9 @@ import io.vertx.ext.web.client.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.Base64;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -41,7 +44,10 @@ class KeyRotationTest {
       Nodes.Enrolled node = Nodes.enroll(http, first.coordinatorPort(), oldAdmin, "rot-1", "rot", "prod");
       first.close();
 
-      // step 1: the new pair is generated; only its public key goes into the folder
+      // step 1: the new pair is generated; only its public key goes into the folder. Kids sort by their UTC
+      // second, then by 4 random hex digits: an operator rotates long after the first key was made, this
+      // test within the same second, where the random digits would decide the order half the time
+      waitForTheSecondAfter(oldKid);
       Path fresh = dir.resolve("fresh");
       Files.createDirectories(fresh);
       Process gen = new ProcessBuilder("bash", "-c", String.join("\n",
@@ -86,6 +92,13 @@ class KeyRotationTest {
       assertNotEquals(200, http.send(HttpMethod.POST, fourth.coordinatorPort(), "/v1/nodes/" + node.id() + "/heartbeat", node.token(),
           Nodes.beat(203)).statusCode(), "an agent credential of the retired key no longer verifies");
     }
+  }
+
+  /** Waits until the UTC clock's second (as kids spell it) is later than the one in {@code kid}. */
+  private static void waitForTheSecondAfter(String kid) throws InterruptedException {
+    DateTimeFormatter second = DateTimeFormatter.ofPattern("yyyyMMddHHmmss").withZone(ZoneOffset.UTC);
+    String stamp = kid.substring(1, 15);
+    for (int i = 0; i < 40 && second.format(Instant.now()).compareTo(stamp) <= 0; i++) Thread.sleep(50);
   }
 
   private static String kid(String jwt) {
