@@ -14,6 +14,8 @@
 #        ENROLL_MAX (NODES / 100 + 60 s: the most enrollment may take)
 #        REKEY_AT / MOVE_AT (35 % / 60 % of DURATION: 7m / 12m of 20m) SAMPLE (5s: backlog sampling)
 #        SERVICE_XMX (4g) SIM_XMX (2g) CONCURRENCY (64) HTTP_PORT (18490) KEEP_DIR (copy the logs there)
+#        SERVICE_OPTS: more JVM options for the replica, split on spaces (e.g. "-Xlog:gc*:file=/tmp/gc.log:uptime
+#          -XX:StartFlightRecording=filename=/tmp/soak.jfr": files outside the run's own directory, which is removed)
 #        MESHPLANE_CP: run meshplane from this class path (`java -cp MESHPLANE_CP io.meshplane.Main`) instead
 #          of the jar (the CI test passes its own class path), JCMD (jcmd)
 # Needs PostgreSQL at 127.0.0.1:5432 (user postgres, trust), python3, curl, psql, jcmd. Loopback only;
@@ -69,7 +71,8 @@ export MESH_PG_URL="postgresql://postgres@127.0.0.1:5432/$DB" MESH_HTTP_HOST=127
   MESH_RELAYS='[{"name":"r1","region":"eu","url":"https://r1.example"},{"name":"r2","region":"eu","url":"https://r2.example"}]'
 SERVICE_XMX="${SERVICE_XMX:-4g}"
 OPENS=(--add-opens java.base/java.lang=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED)
-java -Xms256m -Xmx"$SERVICE_XMX" "${OPENS[@]}" "${MP[@]:1}" run >"$WORK/service.log" 2>&1 &
+read -r -a SERVICE_OPTS <<<"${SERVICE_OPTS:-}"
+java -Xms256m -Xmx"$SERVICE_XMX" "${OPENS[@]}" "${SERVICE_OPTS[@]}" "${MP[@]:1}" run >"$WORK/service.log" 2>&1 &
 PID=$!
 for _ in $(seq 1 180); do curl -sf "localhost:$PORT/readyz" >/dev/null && break; kill -0 "$PID" 2>/dev/null || break; sleep 0.5; done
 curl -sf "localhost:$PORT/readyz" >/dev/null || { log "the service did not get ready"; tail -20 "$WORK/service.log"; exit 2; }
