@@ -38,7 +38,7 @@ class FlushProcessorsTest {
     b = Hazelcast.newHazelcastInstance(config(name, portB, portA));
   }
 
-  private static Config config(String name, int port, int other) {
+  static Config config(String name, int port, int other) {
     Config c = new Config().setClusterName(name);
     c.setProperty("hazelcast.phone.home.enabled", "false");
     c.setProperty("hazelcast.logging.type", "slf4j");
