@@ -42,6 +42,14 @@ PERIOD_S="$(to_seconds "$PERIOD")"
 REKEY_AT_S="$(to_seconds "${REKEY_AT:-$((DURATION_S * 35 / 100))}")"
 MOVE_AT_S="$(to_seconds "${MOVE_AT:-$((DURATION_S * 60 / 100))}")"
 SAMPLE_S="$(to_seconds "${SAMPLE:-5s}")"
+# an operation needs up to two intervals (delivered in one answer, confirmed by the next heartbeat) plus
+# the time to ask OPS_PCT % of the agents: one asked later than 3 intervals before the end would count
+# as not succeeded although nothing failed
+for at in "$REKEY_AT_S" "$MOVE_AT_S"; do
+  if [[ "$OPS_PCT" != 0 ]] && (( at + 3 * INTERVAL_S > DURATION_S )); then
+    echo "REKEY_AT/MOVE_AT (${at}s) must leave 3 intervals ($((3 * INTERVAL_S))s) before the end of DURATION (${DURATION_S}s)" >&2; exit 2
+  fi
+done
 JCMD="${JCMD:-jcmd}"
 if [[ -n "${MESHPLANE_CP:-}" ]]; then MP=(java -cp "$MESHPLANE_CP" io.meshplane.Main); else
   [[ -f "$JAR" ]] || { echo "no jar at $JAR: run mvn -B -q package -DskipTests first" >&2; exit 2; }
