@@ -100,31 +100,33 @@ public final class LiveState {
   }
 
   /**
-   * Live entries of these nodes (absent = never heard of since the cluster came up), completed on the
-   * caller's context; never blocks it. Up to {@value #GET_ALL_MAX} ids in one {@code getAll} (on a
-   * worker thread: it blocks); more, one {@code getAsync} each, all at once. Hazelcast 5.3's
-   * {@code getAll} sends the whole key list to every partition it touches, and each filters it by
-   * hashing every key: O(keys x partitions), 270,000 hashes for a page of 1,000 nodes, on the partition
-   * threads the heartbeats write through. Per key it is linear: 5.2-7.9 ms of CPU for 1,000 keys
-   * against 11.4-15.7 ms, at 100 keys about even (load-tests/RESULTS.md, LiveReadCost).
+   * Live entries of these nodes (absent = never heard of since the cluster came up), read on a worker
+   * thread, never on the caller's event loop. Up to {@value #GET_ALL_MAX} ids in one {@code getAll};
+   * more, one {@code getAsync} each, all issued at once, then gathered. Hazelcast 5.3's {@code getAll}
+   * sends the whole key list to every partition it touches, and each filters it by hashing every key:
+   * O(keys x partitions), 270,000 hashes for a page of 1,000 nodes, on the partition threads the
+   * heartbeats write through. Per key it is linear: 5.2-7.9 ms of CPU for 1,000 keys against
+   * 11.4-15.7 ms, at 100 keys about even (load-tests/RESULTS.md, LiveReadCost). The calls are issued
+   * from the worker, not the event loop: issuing 1,000 invocations and deserializing their answers
+   * there would put that cost on the thread that answers heartbeats.
    */
   public Future<Map<String, LiveNode>> getAll(Set<String> ids) {
     if (ids.isEmpty()) return Future.succeededFuture(Map.of());
-    if (ids.size() <= GET_ALL_MAX) return vertx.executeBlocking(() -> map.getAll(ids), false);
+    return vertx.executeBlocking(() -> ids.size() <= GET_ALL_MAX ? map.getAll(ids) : readEach(ids), false);
+  }
+
+  /** One {@code getAsync} per id, all in flight together; blocks until every one has answered. */
+  private Map<String, LiveNode> readEach(Set<String> ids) {
     String[] keys = ids.toArray(new String[0]);
     @SuppressWarnings("unchecked")
     CompletableFuture<LiveNode>[] reads = new CompletableFuture[keys.length];
     for (int i = 0; i < keys.length; i++) reads[i] = map.getAsync(keys[i]).toCompletableFuture();
-    // gathered on the caller's context, not on the partition thread that answers last: Hazelcast
-    // deserializes a value where it is joined
-    return Future.fromCompletionStage(CompletableFuture.allOf(reads), vertx.getOrCreateContext()).map(v -> {
-      Map<String, LiveNode> out = new HashMap<>(keys.length * 2);
-      for (int i = 0; i < keys.length; i++) {
-        LiveNode n = reads[i].join();
-        if (n != null) out.put(keys[i], n);
-      }
-      return out;
-    });
+    Map<String, LiveNode> out = new HashMap<>(keys.length * 2);
+    for (int i = 0; i < keys.length; i++) {
+      LiveNode n = reads[i].join();
+      if (n != null) out.put(keys[i], n);
+    }
+    return out;
   }
 
   public Future<LiveNode> get(String id) {
