@@ -39,7 +39,12 @@ class FleetSoakTest {
     pb.environment().put("SIM_XMX", "512m");
     pb.environment().put("MESHPLANE_CP", System.getProperty("java.class.path"));
     pb.environment().put("JCMD", Path.of(System.getProperty("java.home"), "bin", "jcmd").toString());
-    pb.environment().put("KEEP_DIR", dir.resolve("logs").toString());
+    // the run's logs and a GC log stay under target/ (not the temporary directory JUnit removes), so that a
+    // failure in CI can be read afterwards: the simulator's 10 s lines, the replica's log, its pauses
+    Path logs = Path.of("target", "soak-logs").toAbsolutePath();
+    Files.createDirectories(logs);
+    pb.environment().put("KEEP_DIR", logs.toString());
+    pb.environment().put("SERVICE_OPTS", "-Xlog:gc*,safepoint:file=" + logs.resolve("gc.log") + ":uptime,time,level,tags");
     Process p = pb.start();
     boolean done = p.waitFor(570, TimeUnit.SECONDS);
     if (!done) {
