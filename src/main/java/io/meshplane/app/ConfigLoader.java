@@ -195,9 +195,23 @@ public final class ConfigLoader {
         addressPool(v),
         duration(v, Setting.NODES_PENDING_TTL, Duration.ofSeconds(1), Duration.ofDays(365)),
         duration(v, Setting.OPERATIONS_DEADLINE, Duration.ofSeconds(1), Duration.ofDays(7)),
+        policyWork(v),
         relays(v),
         intIn(v, Setting.WRITEBEHIND_MAX_BACKLOG, 1, 100_000_000),
         duration(v, Setting.SHUTDOWN_GRACE, Duration.ZERO, Duration.ofMinutes(5)));
+  }
+
+  /** The policy work pool: at least as many evaluations admitted as threads, and a caller's share within them. */
+  private static io.meshplane.common.BoundedWork.Limits policyWork(Map<String, String> v) {
+    int threads = intIn(v, Setting.POLICY_WORKERS, 1, 64);
+    int max = intIn(v, Setting.POLICY_MAX_EVALUATIONS, 1, 1000);
+    int perCaller = intIn(v, Setting.POLICY_MAX_PER_CALLER, 1, 1000);
+    if (max < threads) throw bad(Setting.POLICY_MAX_EVALUATIONS, v.get(Setting.POLICY_MAX_EVALUATIONS.key), "is below policy.workers (" + threads + ")");
+    if (perCaller > max) {
+      throw bad(Setting.POLICY_MAX_PER_CALLER, v.get(Setting.POLICY_MAX_PER_CALLER.key), "is above policy.max_evaluations (" + max + ")");
+    }
+    return new io.meshplane.common.BoundedWork.Limits(threads, max, perCaller,
+        duration(v, Setting.POLICY_DEADLINE, Duration.ofMillis(100), Duration.ofMinutes(10)));
   }
 
   private static ConfigException bad(Setting s, String value, String why) {

@@ -30,6 +30,7 @@ public record MeshConfig(
     String addressPool,
     Duration pendingTtl,
     Duration operationsDeadline,
+    io.meshplane.common.BoundedWork.Limits policyWork,
     io.meshplane.node.Relays relays,
     int writeBehindMaxBacklog,
     Duration shutdownGrace) {

@@ -232,7 +232,7 @@ public final class Meshplane implements AutoCloseable {
     auth = new AuthModule(vertx, hz, p, keys, audit.log(), observability.mesh(), cursors,
         new AuthModule.Settings(config.issuer(), config.tokensMaxLifetime()));
     NodeEvents events = new NodeEvents(vertx);
-    policy = new PolicyModule(vertx, hz, p, audit.log(), events, observability.mesh(), cursors, config.heartbeatInterval());
+    policy = new PolicyModule(vertx, hz, p, audit.log(), events, observability.mesh(), cursors, config.policyWork());
     // operations answer with the node record, which the node feature (built last) reads: asked at call time
     ops = new OpsModule(vertx, p, audit.log(), policy, (caller, id) -> nodes.service().get(caller, id), config.relays(),
         observability.mesh(), cursors, config.operationsDeadline());

@@ -22,12 +22,19 @@ public final class Refusal extends RuntimeException {
   private final Kind kind;
   private final String code;
   private final List<FieldError> errors;
+  private final int retryAfterSeconds;
 
   public Refusal(Kind kind, String code, String detail, List<FieldError> errors) {
+    this(kind, code, detail, errors, 0);
+  }
+
+  /** @param retryAfterSeconds sent as {@code Retry-After} (0: no header) */
+  public Refusal(Kind kind, String code, String detail, List<FieldError> errors, int retryAfterSeconds) {
     super(detail, null, false, false);
     this.kind = kind;
     this.code = code;
     this.errors = List.copyOf(errors);
+    this.retryAfterSeconds = retryAfterSeconds;
   }
 
   public Refusal(Kind kind, String code, String detail) {
@@ -44,6 +51,11 @@ public final class Refusal extends RuntimeException {
 
   public List<FieldError> errors() {
     return errors;
+  }
+
+  /** When the client may try again ({@code Retry-After}, seconds); 0 when the refusal says nothing of it. */
+  public int retryAfterSeconds() {
+    return retryAfterSeconds;
   }
 
   public static Refusal invalid(String field, String message) {
@@ -79,5 +91,15 @@ public final class Refusal extends RuntimeException {
 
   public static Refusal unavailable(String detail) {
     return new Refusal(Kind.UNAVAILABLE, "unavailable", detail);
+  }
+
+  /** 503 with {@code Retry-After}: the service is busy (or the work ran out of time); the same request may succeed later. */
+  public static Refusal unavailable(String code, String detail, int retryAfterSeconds) {
+    return new Refusal(Kind.UNAVAILABLE, code, detail, List.of(), retryAfterSeconds);
+  }
+
+  /** 429 with {@code Retry-After}: this caller asked for more at once than it may. */
+  public static Refusal rateLimited(String detail, int retryAfterSeconds) {
+    return new Refusal(Kind.RATE_LIMITED, "rate_limited", detail, List.of(), retryAfterSeconds);
   }
 }

@@ -15,6 +15,9 @@ public final class Problems {
   private Problems() {}
 
   public static void send(RoutingContext ctx, Refusal error) {
+    if (error.retryAfterSeconds() > 0 && !ctx.response().headWritten()) {
+      ctx.response().putHeader("Retry-After", Integer.toString(error.retryAfterSeconds()));
+    }
     send(ctx, status(error.kind()), error.code(), error.getMessage(), errors(error));
   }
 

@@ -1,5 +1,6 @@
 package io.meshplane.http;
 
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
@@ -14,6 +15,11 @@ public final class Responses {
 
   public static void ok(RoutingContext ctx, JsonObject body) {
     json(ctx, 200, body);
+  }
+
+  /** 200 with a JSON body already encoded (off the event loop, where its size grows with the data). */
+  public static void ok(RoutingContext ctx, Buffer encoded) {
+    ctx.response().setStatusCode(200).putHeader(HttpHeaders.CONTENT_TYPE, "application/json").end(encoded);
   }
 
   public static void noContent(RoutingContext ctx) {

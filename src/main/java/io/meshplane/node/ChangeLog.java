@@ -87,6 +87,18 @@ public final class ChangeLog {
         .map(rows -> Sql.list(rows, r -> new Entry(r.getLong("seq"), r.getString("kind"), (JsonObject) r.getJson("data"))));
   }
 
+  /**
+   * The inventory changes (enroll, delete, retag) after {@code afterSeq}, in {@code client}'s view, at
+   * most {@code limit}: what a policy update checks, under the clock's lock, against the inventory its
+   * tests ran on.
+   */
+  public static Future<List<Entry>> inventoryChangesAfter(SqlClient client, long afterSeq, int limit) {
+    return client.preparedQuery("SELECT seq, kind, data FROM mesh_changes WHERE seq > $1 AND kind IN ('enroll', 'delete', 'retag') "
+            + "ORDER BY seq LIMIT $2")
+        .execute(Tuple.of(afterSeq, limit))
+        .map(rows -> Sql.list(rows, r -> new Entry(r.getLong("seq"), r.getString("kind"), (JsonObject) r.getJson("data"))));
+  }
+
   /** Drops entries older than {@code keepSeconds} (replicas further behind load a snapshot instead). */
   public Future<Integer> trim(long keepSeconds) {
     return pool.preparedQuery("DELETE FROM mesh_changes WHERE at < now() - $1 * interval '1 second'")

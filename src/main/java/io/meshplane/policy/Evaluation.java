@@ -1,86 +1,196 @@
 package io.meshplane.policy;
 
+import io.meshplane.common.Deadline;
 import io.meshplane.common.Refusal;
 import io.meshplane.node.ChangeLog.NodeFacts;
 import io.meshplane.policy.PolicyDocument.Grant;
 import io.meshplane.policy.PolicyDocument.PolicyTest;
 import io.meshplane.policy.PolicyDocument.Probe;
 import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
- * A policy evaluated against an inventory snapshot, for what must not touch the live model: the
- * policy's own tests on PUT, and previews. O(nodes x grants) per question, bounded by
- * {@link #MAX_PAIRS} node pairs per test run.
+ * A policy evaluated against an inventory snapshot (the policy's own tests on PUT, and previews), on
+ * a thread of the policy work pool, never on an event loop. A node's grant bits come from the
+ * policy's {@link GrantIndex} (O((tags + prefix lengths) x grants/64) per node, computed once per node
+ * and only for the nodes asked about); a (source, destination, port) question is then an
+ * intersection of three bit sets over the grants.
+ *
+ * <p>The tests' size is checked before any of them runs: at most {@value #MAX_PAIRS} (source,
+ * destination) node pairs, counted from the inventory's tag counts, else a 400 naming the test that
+ * checks the most pairs. Every loop ticks the job's {@link Deadline}.
  */
 final class Evaluation {
-  /** The most (source, destination) node pairs one PUT's tests may check. */
+  /** The most (source, destination) node pairs one document's tests may check. */
   static final int MAX_PAIRS = 200_000;
 
-  private final PolicyDocument policy;
-  private final List<NodeFacts> nodes;
+  /** An inventory snapshot with its name and tag indexes, built once (O(nodes x tags)) and shared by the evaluations over it. */
+  static final class Inventory {
+    final List<NodeFacts> nodes;
+    final Map<String, Integer> byName = new HashMap<>();
+    final Map<String, List<Integer>> byTag = new HashMap<>();
 
-  Evaluation(PolicyDocument policy, List<NodeFacts> nodes) {
-    this.policy = policy;
-    this.nodes = nodes;
-  }
-
-  boolean allowed(NodeFacts src, NodeFacts dst, String proto, int port) {
-    return !allowing(src, dst, proto, port).isEmpty();
-  }
-
-  /** The grants that let {@code src} reach {@code dst} on proto/port. */
-  List<Grant> allowing(NodeFacts src, NodeFacts dst, String proto, int port) {
-    List<Grant> out = new ArrayList<>();
-    for (Grant g : policy.grants()) {
-      if (g.inSrc(src.name(), src.tags(), src.address()) && g.inDst(dst.name(), dst.tags(), dst.address()) && g.allows(proto, port)) {
-        out.add(g);
+    Inventory(List<NodeFacts> nodes, Deadline deadline) {
+      this.nodes = nodes;
+      for (int i = 0; i < nodes.size(); i++) {
+        NodeFacts n = nodes.get(i);
+        byName.put(n.name(), i);
+        for (String t : n.tags()) byTag.computeIfAbsent(t, k -> new ArrayList<>()).add(i);
+        deadline.tick();
       }
     }
+  }
+
+  private final PolicyDocument policy;
+  private final GrantIndex index;
+  private final Inventory inventory;
+  private final List<NodeFacts> nodes;
+  private final Deadline deadline;
+  private final BitSet[] srcOf;
+  private final BitSet[] dstOf;
+  /** Node bits computed (a work counter: what the evaluation cost, deterministically). */
+  long nodeBits;
+  /** Node pairs checked. */
+  long pairsChecked;
+
+  Evaluation(PolicyDocument policy, List<NodeFacts> nodes, Deadline deadline) {
+    this(policy, new Inventory(nodes, deadline), deadline);
+  }
+
+  Evaluation(PolicyDocument policy, Inventory inventory, Deadline deadline) {
+    this.policy = policy;
+    this.index = new GrantIndex(policy);
+    this.inventory = inventory;
+    this.nodes = inventory.nodes;
+    this.deadline = deadline;
+    this.srcOf = new BitSet[nodes.size()];
+    this.dstOf = new BitSet[nodes.size()];
+  }
+
+  /** The same inventory under another policy: a preview's "now" beside its "after". */
+  Evaluation under(PolicyDocument other) {
+    return new Evaluation(other, inventory, deadline);
+  }
+
+  int size() {
+    return nodes.size();
+  }
+
+  NodeFacts node(int i) {
+    return nodes.get(i);
+  }
+
+  private BitSet src(int i) {
+    if (srcOf[i] == null) bits(i);
+    return srcOf[i];
+  }
+
+  private BitSet dst(int i) {
+    if (dstOf[i] == null) bits(i);
+    return dstOf[i];
+  }
+
+  private void bits(int i) {
+    NodeFacts n = nodes.get(i);
+    srcOf[i] = index.src(n.name(), n.tags(), n.address());
+    dstOf[i] = index.dst(n.name(), n.tags(), n.address());
+    nodeBits++;
+    deadline.tick();
+  }
+
+  /** The node's index by id or name, or -1. */
+  int find(String idOrName) {
+    Integer byN = inventory.byName.get(idOrName);
+    if (byN != null) return byN;
+    for (int i = 0; i < nodes.size(); i++) if (nodes.get(i).id().equals(idOrName)) return i;
+    return -1;
+  }
+
+  /** The nodes a test's {@code src} or a probe's target names (a node name or a tag), in inventory order. */
+  List<Integer> named(String nameOrTag) {
+    if (nameOrTag.startsWith("tag:")) return inventory.byTag.getOrDefault(nameOrTag, List.of());
+    Integer i = inventory.byName.get(nameOrTag);
+    return i == null ? List.of() : List.of(i);
+  }
+
+  /** The grants that let node {@code s} reach node {@code d} on proto/port, lowest index first. */
+  List<Grant> allowing(int s, int d, String proto, int port) {
+    BitSet g = (BitSet) src(s).clone();
+    g.and(dst(d));
+    g.and(GrantIndex.allowing(policy, proto, port));
+    List<Grant> out = new ArrayList<>();
+    for (int i = g.nextSetBit(0); i >= 0; i = g.nextSetBit(i + 1)) out.add(policy.grants().get(i));
     return out;
   }
 
-  boolean peers(NodeFacts a, NodeFacts b) {
-    for (Grant g : policy.grants()) {
-      if (g.inSrc(a.name(), a.tags(), a.address()) && g.inDst(b.name(), b.tags(), b.address())) return true;
-      if (g.inSrc(b.name(), b.tags(), b.address()) && g.inDst(a.name(), a.tags(), a.address())) return true;
-    }
-    return false;
+  boolean allowed(int s, int d, String proto, int port) {
+    return !allowing(s, d, proto, port).isEmpty();
   }
 
-  /** The node's peers under this policy, in inventory order. */
-  List<NodeFacts> peersOf(NodeFacts node) {
-    List<NodeFacts> out = new ArrayList<>();
-    for (NodeFacts n : nodes) if (!n.id().equals(node.id()) && peers(node, n)) out.add(n);
+  /** Whether nodes a and b are peers: a grant has one of them as a source and the other as a destination. */
+  boolean peers(int a, int b) {
+    return src(a).intersects(dst(b)) || src(b).intersects(dst(a));
+  }
+
+  /** The node's peers under this policy (indexes, inventory order). */
+  BitSet peersOf(int node) {
+    BitSet out = new BitSet();
+    for (int i = 0; i < nodes.size(); i++) {
+      if (i != node && peers(node, i)) out.set(i);
+      deadline.tick();
+    }
     return out;
   }
 
   /** acl_matches of the node under this policy. */
-  List<String> matches(NodeFacts n) {
+  List<String> matches(int n) {
     List<String> out = new ArrayList<>();
+    BitSet s = src(n);
+    BitSet d = dst(n);
     for (Grant g : policy.grants()) {
-      boolean src = g.inSrc(n.name(), n.tags(), n.address());
-      boolean dst = g.inDst(n.name(), n.tags(), n.address());
-      if (src || dst) out.add(g.match(src, dst));
+      boolean inSrc = s.get(g.index());
+      boolean inDst = d.get(g.index());
+      if (inSrc || inDst) out.add(g.match(inSrc, inDst));
     }
     return out;
   }
 
-  List<NodeFacts> named(String nameOrTag) {
-    List<NodeFacts> out = new ArrayList<>();
-    for (NodeFacts n : nodes) {
-      if (nameOrTag.startsWith("tag:") ? List.of(n.tags()).contains(nameOrTag) : n.name().equals(nameOrTag)) out.add(n);
-    }
-    return out;
-  }
-
-  /** Runs the policy's tests; the failures, each naming its test by JSON pointer (empty: all pass). */
-  List<Refusal.FieldError> runTests() {
-    List<Refusal.FieldError> failures = new ArrayList<>();
+  /**
+   * Refuses tests that would check more than {@value #MAX_PAIRS} node pairs, before any runs: 400
+   * naming the test that checks the most, with the count. Counting is O(tests x probes).
+   */
+  void checkSize() {
     long pairs = 0;
+    long worst = -1;
+    int worstAt = -1;
+    for (PolicyTest t : policy.tests()) {
+      long sources = named(t.src()).size();
+      long mine = 0;
+      for (Probe p : t.accept()) mine += sources * named(p.target()).size();
+      for (Probe p : t.deny()) mine += sources * named(p.target()).size();
+      pairs += mine;
+      if (mine > worst) {
+        worst = mine;
+        worstAt = t.index();
+      }
+    }
+    if (pairs > MAX_PAIRS) {
+      throw Refusal.invalid("/tests/" + worstAt, "the tests would check " + pairs + " (source, destination) node pairs, more than "
+          + MAX_PAIRS + "; test " + worstAt + " alone checks " + worst + ": name nodes rather than tags with many nodes, or split the tests");
+    }
+  }
+
+  /** Runs the policy's tests; the failures, each naming its test by JSON pointer (empty: all pass). Call {@link #checkSize} first. */
+  List<Refusal.FieldError> runTests() {
+    checkSize();
+    List<Refusal.FieldError> failures = new ArrayList<>();
+    Map<String, BitSet> ports = new HashMap<>();
     for (PolicyTest t : policy.tests()) {
       String at = "/tests/" + t.index();
-      List<NodeFacts> sources = named(t.src());
+      List<Integer> sources = named(t.src());
       if (sources.isEmpty()) {
         failures.add(new Refusal.FieldError(at + "/src", "test " + t.index() + ": " + t.src() + " names no node of this team and environment"));
         continue;
@@ -90,17 +200,14 @@ final class Evaluation {
         String key = kind == 0 ? "accept" : "deny";
         for (int i = 0; i < probes.size(); i++) {
           Probe p = probes.get(i);
-          List<NodeFacts> targets = named(p.target());
+          List<Integer> targets = named(p.target());
           String field = at + "/" + key + "/" + i;
           if (targets.isEmpty()) {
             failures.add(new Refusal.FieldError(field, "test " + t.index() + ": " + p.target() + " names no node of this team and environment"));
             continue;
           }
-          pairs += (long) sources.size() * targets.size();
-          if (pairs > MAX_PAIRS) {
-            throw Refusal.invalid(field, "the tests check more than " + MAX_PAIRS + " node pairs: name nodes rather than large tags");
-          }
-          String failure = probe(sources, targets, p, kind == 0);
+          BitSet allowing = ports.computeIfAbsent(p.proto() + "/" + p.port(), k -> GrantIndex.allowing(policy, p.proto(), p.port()));
+          String failure = probe(sources, targets, p, allowing, kind == 0);
           if (failure != null) failures.add(new Refusal.FieldError(field, "test " + t.index() + " failed: " + failure));
         }
       }
@@ -108,14 +215,21 @@ final class Evaluation {
     return failures;
   }
 
-  private String probe(List<NodeFacts> sources, List<NodeFacts> targets, Probe p, boolean accept) {
+  private String probe(List<Integer> sources, List<Integer> targets, Probe p, BitSet allowing, boolean accept) {
     String port = p.proto().equals("icmp") ? "icmp" : p.proto() + "/" + p.port();
-    for (NodeFacts s : sources) {
-      for (NodeFacts d : targets) {
-        if (s.id().equals(d.id())) continue;
-        boolean ok = allowed(s, d, p.proto(), p.port());
-        if (accept && !ok) return s.name() + " cannot reach " + d.name() + " on " + port;
-        if (!accept && ok) return s.name() + " can reach " + d.name() + " on " + port + " (" + allowing(s, d, p.proto(), p.port()).get(0).text() + ")";
+    for (int s : sources) {
+      BitSet from = (BitSet) src(s).clone();
+      from.and(allowing);
+      for (int d : targets) {
+        if (s == d) continue;
+        pairsChecked++;
+        deadline.tick();
+        boolean ok = from.intersects(dst(d));
+        if (accept && !ok) return nodes.get(s).name() + " cannot reach " + nodes.get(d).name() + " on " + port;
+        if (!accept && ok) {
+          return nodes.get(s).name() + " can reach " + nodes.get(d).name() + " on " + port + " ("
+              + allowing(s, d, p.proto(), p.port()).get(0).text() + ")";
+        }
       }
     }
     return null;

@@ -229,6 +229,34 @@ final class PeerModel {
 
   // ---- reads ----
 
+  /** A domain's nodes at or after log position {@code position} (see {@link #inventory}). */
+  record Inventory(long position, List<NodeFacts> nodes) {}
+
+  /**
+   * A copy of a team+environment's nodes (what policy tests and previews run against), sorted by id,
+   * and the log position it holds every change up to (it may hold later ones too). O(nodes), on the
+   * caller's thread (a policy worker), under the domain's read lock: heartbeat answers of the domain
+   * read on meanwhile; only the feed's next change to the domain waits for the copy.
+   */
+  Inventory inventory(String team, String env, io.meshplane.common.Deadline deadline) {
+    long at = position;
+    Domain d = domains.get(team + "/" + env);
+    if (d == null) return new Inventory(at, List.of());
+    List<NodeFacts> out;
+    long stamp = d.lock.readLock();
+    try {
+      out = new ArrayList<>(d.members.size());
+      for (Member m : d.members.values()) {
+        out.add(new NodeFacts(m.id, team, env, m.name, m.address, m.key, m.tags, m.relay, m.endpoints, m.online));
+        deadline.tick();
+      }
+    } finally {
+      d.lock.unlockRead(stamp);
+    }
+    out.sort(java.util.Comparator.comparing(NodeFacts::id));
+    return new Inventory(at, out);
+  }
+
   /** A node's current versions: {peers, acl}; null when this replica does not know the node. */
   long[] versions(String nodeId) {
     Domain d = byNode.get(nodeId);
@@ -520,6 +548,8 @@ final class PeerModel {
     final String env;
     final StampedLock lock = new StampedLock();
     PolicyDocument policy = PolicyDocument.EMPTY;
+    /** The policy's selectors inverted (tag, name, prefix -> grants): a node's bits in O(tags x grants / 64). */
+    GrantIndex index = GrantIndex.EMPTY;
     long policyVersion;
     final Map<String, Member> members = new HashMap<>();
     Member[] byIdx = new Member[16];
@@ -549,20 +579,14 @@ final class PeerModel {
 
     /** Sets the node's grant bits from the policy. */
     void match(Member m) {
-      BitSet[] bits = bits(m, policy);
+      BitSet[] bits = bits(m, index);
       m.srcOf = bits[0];
       m.dstOf = bits[1];
     }
 
-    /** The node's grant bits under {@code p}: {src, dst}. */
-    static BitSet[] bits(Member m, PolicyDocument p) {
-      BitSet src = new BitSet();
-      BitSet dst = new BitSet();
-      for (Grant g : p.grants()) {
-        if (g.inSrc(m.name, m.tags, m.address)) src.set(g.index());
-        if (g.inDst(m.name, m.tags, m.address)) dst.set(g.index());
-      }
-      return new BitSet[] {src, dst};
+    /** The node's grant bits under the policy {@code index} was built from: {src, dst}. */
+    static BitSet[] bits(Member m, GrantIndex index) {
+      return new BitSet[] {index.src(m.name, m.tags, m.address), index.dst(m.name, m.tags, m.address)};
     }
 
     /**
@@ -739,11 +763,12 @@ final class PeerModel {
         newSrcMembers[g] = new BitSet();
         newDstMembers[g] = new BitSet();
       }
+      GrantIndex nextIndex = new GrantIndex(next);
       List<Member> all = new ArrayList<>(members.values());
       BitSet[][] bits = new BitSet[all.size()][];
       for (int i = 0; i < bits.length; i++) {
         Member m = all.get(i);
-        bits[i] = bits(m, next);
+        bits[i] = bits(m, nextIndex);
         for (int g = bits[i][0].nextSetBit(0); g >= 0; g = bits[i][0].nextSetBit(g + 1)) newSrcMembers[g].set(m.idx);
         for (int g = bits[i][1].nextSetBit(0); g >= 0; g = bits[i][1].nextSetBit(g + 1)) newDstMembers[g].set(m.idx);
       }
@@ -797,6 +822,7 @@ final class PeerModel {
       }
       return () -> {
         policy = next;
+        index = nextIndex;
         policyVersion = version;
         srcMembers = newSrcMembers;
         dstMembers = newDstMembers;

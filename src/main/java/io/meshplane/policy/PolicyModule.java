@@ -4,6 +4,7 @@ import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.IMap;
 import io.meshplane.audit.AuditLog;
 import io.meshplane.common.Blocking;
+import io.meshplane.common.BoundedWork;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.module.Module;
@@ -46,6 +47,7 @@ public final class PolicyModule implements Module, NodePolicy, ChangeLog.Feed {
   private final ChangeFeed feed;
   private final List<ChangeLog.Follower> followers = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final PolicyService service;
+  private final BoundedWork work;
   private final NodeEvents events;
   private final Cursors cursors;
   private final DriftWatch drift;
@@ -54,15 +56,20 @@ public final class PolicyModule implements Module, NodePolicy, ChangeLog.Feed {
   private volatile String feedDeployment;
   private long driftTimer = -1;
 
+  /**
+   * @param work the limits of this replica's policy work pool (tests, previews and compile estimates
+   *     run there, never on an event loop)
+   */
   public PolicyModule(Vertx vertx, HazelcastInstance hz, Pool pool, AuditLog audit, NodeEvents events, MeshMetrics metrics, Cursors cursors,
-      Duration heartbeatInterval) {
+      BoundedWork.Limits work) {
     this.vertx = vertx;
     this.pool = pool;
     this.events = events;
     this.cursors = cursors;
     ChangeLog log = new ChangeLog(pool);
     this.feed = new ChangeFeed(pool, log, model, followers);
-    this.service = new PolicyService(pool, new PolicyRepository(pool), log, audit, this,
+    this.work = new BoundedWork(vertx, "policy", work, metrics.registry());
+    this.service = new PolicyService(pool, new PolicyRepository(pool), audit, this, model, this.work,
         () -> vertx.eventBus().publish(ANNOUNCE, null));
     this.driftMap = hz.getMap(DRIFT_MAP);
     this.drift = new DriftWatch(vertx, driftMap, new PolicyRepository(pool));
@@ -130,6 +137,7 @@ public final class PolicyModule implements Module, NodePolicy, ChangeLog.Feed {
   @Override
   public Future<Void> stop() {
     vertx.cancelTimer(driftTimer);
+    work.close();
     String id = feedDeployment;
     return id == null ? Future.succeededFuture() : vertx.undeploy(id);
   }

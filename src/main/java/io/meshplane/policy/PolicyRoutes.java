@@ -91,8 +91,8 @@ final class PolicyRoutes {
         throw Refusal.invalid(r.errors().stream().map(e -> new Refusal.FieldError("/policy" + e.field(), e.message())).toList());
       }
       return policies.preview(caller, scope, doc, node, src, dst, probe == null ? null : probe.proto(), probe == null ? 0 : probe.port())
-          .map(out -> {
-            Responses.ok(ctx, out);
+          .map(encoded -> {
+            Responses.ok(ctx, encoded);
             return null;
           });
     });

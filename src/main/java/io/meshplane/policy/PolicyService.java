@@ -6,14 +6,18 @@ import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
 import io.meshplane.common.RequestInfo;
 import io.meshplane.common.Times;
+import io.meshplane.common.BoundedWork;
 import io.meshplane.node.ChangeLog;
 import io.meshplane.node.ChangeLog.NodeFacts;
 import io.meshplane.node.NodePolicy;
 import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.SqlClient;
 import java.time.Instant;
+import java.util.BitSet;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -21,26 +25,48 @@ import java.util.Set;
 /**
  * ACL policy per team+environment (SPEC §4): read, update with optimistic locking and the policy's own
  * tests, history, restore of an old version, and previews. Takes values and the {@link Caller}, not
- * HTTP. An update is one transaction: the clock's lock (so updates of every policy are serialised
- * with the change log), the version check, the new version, its change-log entry and its audit event.
+ * HTTP.
+ *
+ * <p>Evaluating a policy (its tests, a preview, the estimate of its compile) costs work that grows
+ * with the document and the inventory, so it runs on the policy work pool ({@link BoundedWork}: its
+ * own threads, a deadline, bounded per caller and in all), against this replica's peer model's copy
+ * of the team's nodes, never on an event loop and never under a lock. An update evaluates first, then
+ * takes the clock's lock only to check that the inventory its tests ran on has not changed since (else
+ * it evaluates again, up to {@value #ATTEMPTS} times), check the version, and store the version, its
+ * change-log entry and its audit event: the lock that every team's enrollments need is held for a few
+ * statements, whatever the policy.
  */
 public final class PolicyService {
   /** Where a policy lives; both are concrete slugs. */
   public record Scope(String team, String environment) {}
 
+  /** Evaluations of one update before it gives up on an inventory that keeps changing. */
+  static final int ATTEMPTS = 3;
+  /** The most peers a node preview lists as gained and as lost (the counts are always whole). */
+  static final int PREVIEW_LIST_MAX = 1000;
+  private static final String WORK = "policy evaluation";
+  /**
+   * Runs at the start of every evaluation, on its worker thread: tests hold an evaluation here to
+   * prove that nothing else waits for it. A no-op in production.
+   */
+  static volatile java.util.function.Consumer<Scope> evaluating = scope -> { };
+
   private final Pool pool;
   private final PolicyRepository policies;
-  private final ChangeLog log;
   private final AuditLog audit;
-  private final NodePolicy model;
+  private final NodePolicy caughtUp;
+  private final PeerModel model;
+  private final BoundedWork work;
   private final Runnable announce;
 
-  PolicyService(Pool pool, PolicyRepository policies, ChangeLog log, AuditLog audit, NodePolicy model, Runnable announce) {
+  PolicyService(Pool pool, PolicyRepository policies, AuditLog audit, NodePolicy caughtUp, PeerModel model, BoundedWork work,
+      Runnable announce) {
     this.pool = pool;
     this.policies = policies;
-    this.log = log;
     this.audit = audit;
+    this.caughtUp = caughtUp;
     this.model = model;
+    this.work = work;
     this.announce = announce;
   }
 
@@ -67,42 +93,107 @@ public final class PolicyService {
     });
   }
 
+  /** The inventory moved under an evaluation: evaluate again. */
+  private static final class Moved extends RuntimeException {
+    Moved() {
+      super(null, null, false, false);
+    }
+  }
+
   private Future<JsonObject> store(Caller caller, RequestInfo request, Scope scope, PolicyDocument doc, Long ifMatch, Long restoredFrom) {
     inside(caller, scope);
+    // a stale If-Match fails before any evaluation (it would fail after it anyway)
+    Future<Void> fresh = ifMatch == null ? Future.succeededFuture() : policies.current(scope.team(), scope.environment()).compose(c -> {
+      long old = c == null ? 0 : c.version();
+      return old == ifMatch ? Future.<Void>succeededFuture()
+          : Future.failedFuture(Refusal.conflict("the policy is at version " + old + ", not " + ifMatch + ": read it again"));
+    });
+    return fresh.compose(v -> attempt(caller, request, scope, doc, ifMatch, restoredFrom, 1)).compose(done -> {
+      announce.run();
+      PolicyRepository.Stored s = (PolicyRepository.Stored) done[0];
+      return caughtUp.applied((Long) done[1]).map(v -> toJson(scope, s));
+    });
+  }
+
+  private Future<Object[]> attempt(Caller caller, RequestInfo request, Scope scope, PolicyDocument doc, Long ifMatch, Long restoredFrom,
+      int attempt) {
+    return evaluate(caller, scope, deadline -> {
+      PeerModel.Inventory inventory = model.inventory(scope.team(), scope.environment(), deadline);
+      Evaluation e = new Evaluation(doc, inventory.nodes(), deadline);
+      List<Refusal.FieldError> failures = e.runTests();
+      if (!failures.isEmpty()) throw Refusal.invalid(failures);
+      CompileEstimate.of(doc, inventory.nodes(), deadline).check();
+      return inventory;
+    }).compose(inventory -> pool.withTransaction(tx -> tx.query("SELECT seq FROM mesh_clock FOR UPDATE").execute()
+        .compose(v -> ChangeLog.inventoryChangesAfter(tx, inventory.position(), CHANGES_CHECKED))
+        .compose(changes -> moved(scope, inventory, changes) ? Future.failedFuture(new Moved()) : commit(tx, caller, request, scope, doc,
+            ifMatch, restoredFrom))))
+        .recover(t -> {
+          if (!(t instanceof Moved)) return Future.failedFuture(t);
+          if (attempt < ATTEMPTS) return attempt(caller, request, scope, doc, ifMatch, restoredFrom, attempt + 1);
+          return Future.failedFuture(Refusal.unavailable("busy", "the nodes of " + scope.team() + "/" + scope.environment()
+              + " changed during each of " + ATTEMPTS + " evaluations of the policy's tests; retry", 2));
+        });
+  }
+
+  /** Inventory changes looked at per check; more than this after the evaluation's position counts as moved. */
+  private static final int CHANGES_CHECKED = 10_000;
+
+  /** Whether a change after the inventory's position touches the team+environment's nodes (an enrollment there, a node of it). */
+  private static boolean moved(Scope scope, PeerModel.Inventory inventory, List<ChangeLog.Entry> changes) {
+    if (changes.isEmpty()) return false;
+    if (changes.size() >= CHANGES_CHECKED) return true;
+    Set<String> ids = null;
+    for (ChangeLog.Entry e : changes) {
+      JsonObject d = e.data();
+      if (e.kind().equals("enroll")) {
+        if (scope.team().equals(d.getString("team")) && scope.environment().equals(d.getString("environment"))) return true;
+        continue;
+      }
+      if (ids == null) {
+        ids = new HashSet<>();
+        for (NodeFacts n : inventory.nodes()) ids.add(n.id());
+      }
+      if (ids.contains(d.getString("id"))) return true;
+    }
+    return false;
+  }
+
+  /** Under the clock's lock: the version check, the new version, its change-log entry and audit event; {stored, seq}. */
+  private Future<Object[]> commit(SqlClient tx, Caller caller, RequestInfo request, Scope scope, PolicyDocument doc, Long ifMatch,
+      Long restoredFrom) {
     String action = restoredFrom == null ? "acl.update" : "acl.rollback";
     JsonObject stored = doc.toJson();
     Instant now = Times.now();
-    // The tests run inside the transaction, after the clock's lock: every enrollment, re-tag and
-    // deletion bumps the clock in its own transaction, so the inventory read here holds every change
-    // committed before this policy, and none can slip in between the tests and the store. The
-    // inventory is read only when there are tests (O(nodes of the team+environment)).
-    return pool.withTransaction(tx -> tx.query("SELECT seq FROM mesh_clock FOR UPDATE").execute()
-          .compose(v -> doc.tests().isEmpty() ? Future.succeededFuture(List.<NodeFacts>of()) : log.nodesOf(tx, scope.team(), scope.environment()))
-          .compose(nodes -> {
-            List<Refusal.FieldError> failures = new Evaluation(doc, nodes).runTests();
-            return failures.isEmpty() ? Future.<Void>succeededFuture() : Future.<Void>failedFuture(Refusal.invalid(failures));
-          })
-          .compose(v -> policies.current(tx, scope.team(), scope.environment()))
-          .compose(current -> {
-            long old = current == null ? 0 : current.version();
-            if (ifMatch != null && ifMatch != old) {
-              return Future.failedFuture(Refusal.conflict("the policy is at version " + old + ", not " + ifMatch + ": read it again"));
-            }
-            long version = old + 1;
-            PolicyRepository.Stored s = new PolicyRepository.Stored(scope.team(), scope.environment(), version, stored, now,
-                caller.kind().wire, caller.id(), caller.name(), restoredFrom);
-            JsonObject details = new JsonObject().put("old_version", old).put("new_version", version);
-            if (restoredFrom != null) details.put("restored_from", restoredFrom);
-            return policies.insert(tx, s)
-                .compose(x -> ChangeLog.append(tx, "policy", new JsonObject().put("team", scope.team())
-                    .put("environment", scope.environment()).put("version", version).put("policy", stored)))
-                .compose(seq -> audit.success(tx, caller, request, action, "acl", scope.team() + "/" + scope.environment(),
-                    scope.team(), scope.environment(), details).map(x -> new Object[] {s, seq}));
-          })).compose(done -> {
-            announce.run();
-            PolicyRepository.Stored s = (PolicyRepository.Stored) done[0];
-            return model.applied((Long) done[1]).map(v -> toJson(scope, s));
-          });
+    return policies.current(tx, scope.team(), scope.environment()).compose(current -> {
+      long old = current == null ? 0 : current.version();
+      if (ifMatch != null && ifMatch != old) {
+        return Future.failedFuture(Refusal.conflict("the policy is at version " + old + ", not " + ifMatch + ": read it again"));
+      }
+      long version = old + 1;
+      PolicyRepository.Stored s = new PolicyRepository.Stored(scope.team(), scope.environment(), version, stored, now,
+          caller.kind().wire, caller.id(), caller.name(), restoredFrom);
+      JsonObject details = new JsonObject().put("old_version", old).put("new_version", version);
+      if (restoredFrom != null) details.put("restored_from", restoredFrom);
+      return policies.insert(tx, s)
+          .compose(x -> ChangeLog.append(tx, "policy", new JsonObject().put("team", scope.team())
+              .put("environment", scope.environment()).put("version", version).put("policy", stored)))
+          .compose(seq -> audit.success(tx, caller, request, action, "acl", scope.team() + "/" + scope.environment(),
+              scope.team(), scope.environment(), details).map(x -> new Object[] {s, seq}));
+    });
+  }
+
+  /**
+   * Runs {@code job} on the policy work pool once this replica's model holds every change committed
+   * before the request (read-your-writes across replicas: an enrollment on another replica is in the
+   * inventory the job sees, within the feed's bounded wait).
+   */
+  private <T> Future<T> evaluate(Caller caller, Scope scope, java.util.function.Function<io.meshplane.common.Deadline, T> job) {
+    return ChangeLog.clock(pool).compose(caughtUp::applied).compose(v -> work.submit(caller.id(), WORK, deadline -> {
+      if (io.vertx.core.Context.isOnEventLoopThread()) throw new IllegalStateException("a policy evaluation on an event loop");
+      evaluating.accept(scope);
+      return job.apply(deadline.check());
+    }));
   }
 
   public Future<JsonObject> versions(Caller caller, Scope scope, Page page) {
@@ -121,64 +212,67 @@ public final class PolicyService {
 
   /**
    * A candidate policy's effect, saving nothing: for a node, the grants that would apply and the peers
-   * it would gain and lose (against the current policy and inventory); for {@code src -> dst} on a
-   * port, whether it would be allowed and by which grants. Either way, the candidate's own tests run
-   * against the inventory, and their results are in {@code tests} (a PUT of it would be refused with
-   * the same failures).
+   * it would gain and lose (against the current policy and inventory; at most
+   * {@value #PREVIEW_LIST_MAX} of each listed, the counts whole); for {@code src -> dst} on a port,
+   * whether it would be allowed and by which grants. Either way, the candidate's own tests run against
+   * the inventory, and their results are in {@code tests} (a PUT of it would be refused with the same
+   * failures). Evaluated and encoded on the policy work pool: the answer comes back as bytes.
    */
-  public Future<JsonObject> preview(Caller caller, Scope scope, PolicyDocument candidate, String node, String src, String dst,
+  public Future<Buffer> preview(Caller caller, Scope scope, PolicyDocument candidate, String node, String src, String dst,
       String proto, int port) {
     inside(caller, scope);
-    return log.nodesOf(scope.team(), scope.environment()).compose(nodes -> policies.current(scope.team(), scope.environment())
-        .map(current -> {
-          PolicyDocument now = current == null ? PolicyDocument.EMPTY : PolicyDocument.parse(current.policy());
-          Evaluation before = new Evaluation(now, nodes);
-          Evaluation after = new Evaluation(candidate, nodes);
-          JsonObject out = new JsonObject().put("team", scope.team()).put("environment", scope.environment())
-              .put("current_version", current == null ? 0 : current.version());
-          // the candidate's own tests, against the same inventory: what a PUT of it would say, before saving
-          JsonArray failures = new JsonArray();
-          for (Refusal.FieldError e : after.runTests()) failures.add(new JsonObject().put("field", e.field()).put("message", e.message()));
-          out.put("tests", new JsonObject().put("run", candidate.tests().size()).put("passed", failures.isEmpty()).put("failures", failures));
-          if (node != null) {
-            NodeFacts n = find(nodes, node);
-            if (n == null) throw Refusal.invalid("/node", "names no node of " + scope.team() + "/" + scope.environment());
-            Set<String> was = ids(before.peersOf(n));
-            Set<String> will = ids(after.peersOf(n));
-            JsonArray gained = new JsonArray();
-            JsonArray lost = new JsonArray();
-            for (NodeFacts p : nodes) {
-              if (will.contains(p.id()) && !was.contains(p.id())) gained.add(brief(p));
-              if (was.contains(p.id()) && !will.contains(p.id())) lost.add(brief(p));
-            }
-            out.put("node", brief(n))
-                .put("acl_matches", new JsonArray(after.matches(n)))
-                .put("acl_matches_now", new JsonArray(before.matches(n)))
-                .put("peers", new JsonObject().put("count", will.size()).put("count_now", was.size()).put("gained", gained).put("lost", lost));
-          } else {
-            List<NodeFacts> froms = after.named(src);
-            List<NodeFacts> tos = after.named(dst);
-            if (froms.isEmpty()) throw Refusal.invalid("/src", "names no node of " + scope.team() + "/" + scope.environment());
-            if (tos.isEmpty()) throw Refusal.invalid("/dst", "names no node of " + scope.team() + "/" + scope.environment());
-            NodeFacts a = froms.get(0);
-            NodeFacts b = tos.get(0);
-            out.put("src", brief(a)).put("dst", brief(b)).put("port", proto.equals("icmp") ? "icmp" : proto + "/" + port)
-                .put("allowed", after.allowed(a, b, proto, port))
-                .put("allowed_now", before.allowed(a, b, proto, port))
-                .put("grants", new JsonArray(after.allowing(a, b, proto, port).stream().map(PolicyDocument.Grant::text).toList()));
-          }
-          return out;
-        }));
+    return policies.current(scope.team(), scope.environment()).compose(current -> evaluate(caller, scope, deadline -> {
+      PolicyDocument now = current == null ? PolicyDocument.EMPTY : PolicyDocument.parse(current.policy());
+      PeerModel.Inventory inventory = model.inventory(scope.team(), scope.environment(), deadline);
+      Evaluation after = new Evaluation(candidate, inventory.nodes(), deadline);
+      Evaluation before = after.under(now);
+      JsonObject out = new JsonObject().put("team", scope.team()).put("environment", scope.environment())
+          .put("current_version", current == null ? 0 : current.version());
+      // the candidate's own tests, against the same inventory: what a PUT of it would say, before saving
+      try {
+        after.checkSize();
+      } catch (Refusal r) {
+        // the candidate's own pointers, under /policy (as its parse errors are)
+        throw Refusal.invalid(r.errors().stream().map(e -> new Refusal.FieldError("/policy" + e.field(), e.message())).toList());
+      }
+      JsonArray failures = new JsonArray();
+      for (Refusal.FieldError e : after.runTests()) failures.add(new JsonObject().put("field", e.field()).put("message", e.message()));
+      out.put("tests", new JsonObject().put("run", candidate.tests().size()).put("passed", failures.isEmpty()).put("failures", failures));
+      if (node != null) {
+        int n = after.find(node);
+        if (n < 0) throw Refusal.invalid("/node", "names no node of " + scope.team() + "/" + scope.environment());
+        BitSet was = before.peersOf(n);
+        BitSet will = after.peersOf(n);
+        BitSet gained = (BitSet) will.clone();
+        gained.andNot(was);
+        BitSet lost = (BitSet) was.clone();
+        lost.andNot(will);
+        out.put("node", brief(after.node(n)))
+            .put("acl_matches", new JsonArray(after.matches(n)))
+            .put("acl_matches_now", new JsonArray(before.matches(n)))
+            .put("peers", new JsonObject().put("count", will.cardinality()).put("count_now", was.cardinality())
+                .put("gained_count", gained.cardinality()).put("lost_count", lost.cardinality())
+                .put("gained", briefs(after, gained)).put("lost", briefs(after, lost)));
+      } else {
+        List<Integer> froms = after.named(src);
+        List<Integer> tos = after.named(dst);
+        if (froms.isEmpty()) throw Refusal.invalid("/src", "names no node of " + scope.team() + "/" + scope.environment());
+        if (tos.isEmpty()) throw Refusal.invalid("/dst", "names no node of " + scope.team() + "/" + scope.environment());
+        int a = froms.get(0);
+        int b = tos.get(0);
+        out.put("src", brief(after.node(a))).put("dst", brief(after.node(b))).put("port", proto.equals("icmp") ? "icmp" : proto + "/" + port)
+            .put("allowed", after.allowed(a, b, proto, port))
+            .put("allowed_now", before.allowed(a, b, proto, port))
+            .put("grants", new JsonArray(after.allowing(a, b, proto, port).stream().map(PolicyDocument.Grant::text).toList()));
+      }
+      return out.toBuffer();
+    }));
   }
 
-  private static NodeFacts find(List<NodeFacts> nodes, String idOrName) {
-    for (NodeFacts n : nodes) if (n.id().equals(idOrName) || n.name().equals(idOrName)) return n;
-    return null;
-  }
-
-  private static Set<String> ids(List<NodeFacts> nodes) {
-    Set<String> out = new HashSet<>();
-    for (NodeFacts n : nodes) out.add(n.id());
+  /** The first {@value #PREVIEW_LIST_MAX} nodes of {@code set}, in inventory order. */
+  private static JsonArray briefs(Evaluation e, BitSet set) {
+    JsonArray out = new JsonArray();
+    for (int i = set.nextSetBit(0); i >= 0 && out.size() < PREVIEW_LIST_MAX; i = set.nextSetBit(i + 1)) out.add(brief(e.node(i)));
     return out;
   }
 
