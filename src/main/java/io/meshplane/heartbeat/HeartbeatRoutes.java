@@ -10,6 +10,7 @@ import io.meshplane.http.Api;
 import io.meshplane.http.JsonBodies;
 import io.meshplane.observe.MeshMetrics;
 import io.vertx.core.Future;
+import io.meshplane.node.NodeKeys;
 import io.meshplane.node.NodePolicy;
 import io.meshplane.node.NodeWork;
 import io.vertx.core.buffer.Buffer;
@@ -36,6 +37,14 @@ public final class HeartbeatRoutes {
             Refusal.forbidden("this credential belongs to another node"), true);
       }
       HeartbeatRequest hb = HeartbeatRequest.parse(JsonBodies.object(ctx));
+      if (hb.publicKey() != null) {
+        // one key per node: a key that is another node's is refused, nothing of this heartbeat is stored
+        String holder = policy.keyHolder(hb.publicKey());
+        if (holder != null && !holder.equals(id)) {
+          if (!hb.commandResults().isEmpty()) work.keyRefused(id, caller, Api.request(ctx), hb.commandResults());
+          return api.refuse(ctx, caller, "node.heartbeat", "node", id, NodeKeys.inUse(), true);
+        }
+      }
       long now = System.currentTimeMillis();
       LiveNode live = new LiveNode(now, true, orEmpty(hb.endpoints()), hb.publicKey() == null ? "" : hb.publicKey(),
           hb.relay() == null ? "" : hb.relay(), orEmpty(hb.routes()), hb.telemetry(), hb.knownPeers(), hb.knownAcl(),

@@ -68,6 +68,12 @@ public final class LiveRepository {
    * {@code live} entry, so the peer models of every replica learn it in commit order. A flush that
    * changed nothing peers see takes no clock lock and writes no entry.
    *
+   * <p>A reported key that is another node's current key is not stored (one key per node: the unique
+   * index of V12 backs it); heartbeats carrying one are refused up front, so this guards only against
+   * a replica whose model had not yet heard of the other node's key. Two rows of one batch taking the
+   * same new key fail the statement on the index, and the batch's halves are written apart: the second
+   * then keeps its key.
+   *
    * <p>{@code knownPeers}/{@code knownAcl} are the versions the heartbeat acknowledged ({@code -1}: none
    * sent; null: leave the row's as they are). Where they differ from the row's, {@code acknowledged_at}
    * becomes this heartbeat's time (V9): when the node first acknowledged what it holds now.
@@ -78,7 +84,7 @@ public final class LiveRepository {
         WITH written AS (
           UPDATE nodes n SET heartbeat_at = (timestamptz 'epoch' + u.hb * interval '1 millisecond'),
                  endpoints = COALESCE(string_to_array(u.ep, ','), n.endpoints), routes = COALESCE(string_to_array(u.rt, ','), n.routes),
-                 reported_relay = COALESCE(u.relay, n.reported_relay), reported_key = COALESCE(NULLIF(u.key, ''), n.reported_key),
+                 reported_relay = COALESCE(u.relay, n.reported_relay), reported_key = COALESCE(NULLIF(k.key, ''), n.reported_key),
                  telemetry = COALESCE(u.tel::jsonb, n.telemetry), stale = false, heard = true,
                  acknowledged_peers = CASE WHEN u.kp IS NULL THEN n.acknowledged_peers ELSE NULLIF(u.kp, -1) END,
                  acknowledged_acl = CASE WHEN u.ka IS NULL THEN n.acknowledged_acl ELSE NULLIF(u.ka, -1) END,
@@ -87,15 +93,19 @@ public final class LiveRepository {
                                         THEN (timestamptz 'epoch' + u.hb * interval '1 millisecond') ELSE n.acknowledged_at END,
                  flush_changes = (CASE WHEN COALESCE(string_to_array(u.ep, ','), n.endpoints) IS DISTINCT FROM n.endpoints THEN 1 ELSE 0 END)
                                | (CASE WHEN COALESCE(u.relay, n.reported_relay) IS DISTINCT FROM n.reported_relay THEN 2 ELSE 0 END)
-                               | (CASE WHEN n.reported_key <> '' AND COALESCE(NULLIF(u.key, ''), n.reported_key) <> n.reported_key
+                               | (CASE WHEN n.reported_key <> '' AND COALESCE(NULLIF(k.key, ''), n.reported_key) <> n.reported_key
                                        THEN 4 ELSE 0 END)
                                | (CASE WHEN n.heartbeat_at IS NULL THEN 8 ELSE 0 END)
-                               | (CASE WHEN COALESCE(NULLIF(u.key, ''), NULLIF(n.reported_key, ''), n.public_key)
+                               | (CASE WHEN COALESCE(NULLIF(k.key, ''), NULLIF(n.reported_key, ''), n.public_key)
                                             <> COALESCE(NULLIF(n.reported_key, ''), n.public_key) THEN 16 ELSE 0 END)
                                | (CASE WHEN n.stale THEN 32 ELSE 0 END)
           FROM UNNEST($1::text[], $2::int8[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int8[],
                       $10::int8[])
-               AS u(id, hb, prev, ep, rt, relay, key, tel, kp, ka)
+               AS u(id, hb, prev, ep, rt, relay, rk, tel, kp, ka)
+               -- a reported key that another node holds is not stored (one key per node, V12): the row keeps its key
+               CROSS JOIN LATERAL (SELECT CASE WHEN NULLIF(u.rk, '') IS NULL THEN NULL
+                                               WHEN EXISTS (SELECT 1 FROM nodes o WHERE o.current_key = u.rk AND o.id <> u.id) THEN ''
+                                               ELSE u.rk END AS key) AS k
           WHERE n.id = u.id AND (n.heartbeat_at IS NULL OR n.heartbeat_at < (timestamptz 'epoch' + u.hb * interval '1 millisecond'))
             AND (u.prev IS NULL OR n.heartbeat_at = (timestamptz 'epoch' + u.prev * interval '1 millisecond'))
           RETURNING n.id, n.flush_changes AS c, n.endpoints AS ep, COALESCE(NULLIF(n.reported_key, ''), n.public_key) AS k),

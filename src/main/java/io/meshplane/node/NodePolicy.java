@@ -24,6 +24,13 @@ public interface NodePolicy {
   /** {@code policy_sync}: the versions the node last acknowledged (-1: never) against the current ones. */
   JsonObject sync(String nodeId, long ackPeers, long ackAcl);
 
+  /**
+   * The node whose current public key {@code publicKey} is, as this replica's model knows it (the
+   * change log's enrollments, deletions and reported keys); null when none. O(1): the heartbeat asks
+   * it of every key it carries.
+   */
+  String keyHolder(String publicKey);
+
   /** Completes when this replica's model has applied change-log entry {@code seq} (bounded wait: it completes anyway after 2 s). */
   Future<Void> applied(long seq);
 }

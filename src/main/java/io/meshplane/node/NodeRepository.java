@@ -50,6 +50,7 @@ public final class NodeRepository {
             if (String.valueOf(pg.getConstraint()).contains("name")) {
               return Future.failedFuture(Refusal.conflict("a node named " + name + " already exists in " + team + "/" + env));
             }
+            if (NodeKeys.CONSTRAINT.equals(pg.getConstraint())) return Future.failedFuture(NodeKeys.inUse());
             // an address handed out under an earlier nodes.address_pool: the next attempt takes the next one
             if (String.valueOf(pg.getConstraint()).contains("address")) {
               return Future.failedFuture(new Refusal(Refusal.Kind.CONFLICT, "conflict", "the allocated address is already in use; retry"));

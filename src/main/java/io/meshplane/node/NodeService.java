@@ -97,6 +97,9 @@ public final class NodeService implements NodeReader {
                       new String[0], new JsonArray(), new String[0], new String[0], "", "{}", null, now, now, NodeRecord.Acknowledged.NONE),
                       credential, seq}));
         })))
+        .recover(t -> t instanceof Refusal r && NodeKeys.CODE.equals(r.code())
+            // a key that is another node's identity: on the record, like every refusal of who a caller may be
+            ? audit.refuse(caller, request, "node.enroll", "node", null, r, false) : Future.failedFuture(t))
         .compose(done -> {
           events.publish(NodeEvents.Type.ENROLLED, id);
           // read-your-writes: this replica's model holds the node (its acl_matches, its peers) before the answer

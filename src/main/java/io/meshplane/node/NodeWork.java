@@ -26,4 +26,11 @@ public interface NodeWork {
    * operation that is not open for this node are ignored and counted.
    */
   void reported(String nodeId, Caller node, RequestInfo request, Report report);
+
+  /**
+   * A heartbeat carrying these results was refused: the key it reported is another node's. A re-key
+   * among them fails (its new key cannot be the node's); the other results are left for the agent's
+   * next heartbeat.
+   */
+  void keyRefused(String nodeId, Caller node, RequestInfo request, List<JsonObject> results);
 }

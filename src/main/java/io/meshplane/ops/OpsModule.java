@@ -130,6 +130,18 @@ public final class OpsModule implements Module, NodeWork {
     }
   }
 
+  @Override
+  public void keyRefused(String nodeId, Caller node, RequestInfo request, List<JsonObject> results) {
+    OpsBoard.Work w = board.get(nodeId);
+    for (JsonObject r : results) {
+      OpsBoard.Open op = w == null ? null : w.open().get(r.getString("id"));
+      if (op == null || !op.kind().equals("rekey")) continue;
+      JsonObject result = new JsonObject().put("reported", new JsonObject().put("status", r.getString("status"))
+          .put("detail", r.getString("detail", ""))).put("detail", "the new public_key is the key of another node of the mesh");
+      service.complete(Actor.of(node), request, nodeId, op.id(), "failed", result);
+    }
+  }
+
   /**
    * Why the heartbeat that carries a success contradicts it, or null when it shows the effect: a key
    * other than the one before the re-key, the relay moved to, the ingress drained.

@@ -68,6 +68,8 @@ final class PeerModel {
   /** Replaced whole by {@link #load} (a reload while heartbeats are answered must not show an empty mesh). */
   private volatile Map<String, Domain> domains = new ConcurrentHashMap<>();
   private volatile Map<String, Domain> byNode = new ConcurrentHashMap<>();
+  /** Current public key -> node id, over every domain: one key per node (V12), asked by every heartbeat that carries a key. */
+  private volatile Map<String, String> keys = new ConcurrentHashMap<>();
   /** The last log seq applied: versions above it are unknown here. */
   private volatile long position;
 
@@ -91,6 +93,11 @@ final class PeerModel {
     return domains.get(team + "/" + env);
   }
 
+  /** The node whose current key {@code key} is; null when none. */
+  String keyHolder(String key) {
+    return keys.get(key);
+  }
+
   int nodeCount() {
     return byNode.size();
   }
@@ -108,6 +115,8 @@ final class PeerModel {
   void load(long seq, List<NodeFacts> nodes, Map<String, PolicyDocument> policies, Map<String, Long> policyVersions) {
     Map<String, Domain> newDomains = new ConcurrentHashMap<>();
     Map<String, Domain> newByNode = new ConcurrentHashMap<>();
+    Map<String, String> newKeys = new ConcurrentHashMap<>();
+    for (NodeFacts n : nodes) if (n.key() != null && !n.key().isEmpty()) newKeys.put(n.key(), n.id());
     Map<String, List<NodeFacts>> byDomain = new HashMap<>();
     for (NodeFacts n : nodes) byDomain.computeIfAbsent(n.team() + "/" + n.environment(), k -> new ArrayList<>()).add(n);
     Set<String> keys = new LinkedHashSet<>(byDomain.keySet());
@@ -128,6 +137,7 @@ final class PeerModel {
     position = seq;
     domains = newDomains;
     byNode = newByNode;
+    this.keys = newKeys;
   }
 
   // ---- changes, applied by the feed thread in log order ----
@@ -139,6 +149,7 @@ final class PeerModel {
       if (d.members.containsKey(n.id())) return;
       Member m = d.newMember(n.id(), n.name(), n.address(), n.tags(), n.key(), n.endpoints(), n.relay(), n.online(), seq);
       byNode.put(m.id, d);
+      if (n.key() != null && !n.key().isEmpty()) keys.put(n.key(), m.id);
       d.memberChanged(seq, m, new BitSet(), new BitSet(), this);
     } finally {
       d.lock.unlockWrite(stamp);
@@ -150,6 +161,8 @@ final class PeerModel {
     if (d == null) return;
     long stamp = d.lock.writeLock();
     try {
+      Member m = d.members.get(id);
+      if (m != null && m.key != null) keys.remove(m.key, id);
       d.remove(seq, id);
     } finally {
       d.lock.unlockWrite(stamp);
@@ -184,6 +197,8 @@ final class PeerModel {
       if (m == null) return;
       boolean changed = false;
       if (key != null && !key.equals(m.key)) {
+        if (m.key != null) keys.remove(m.key, id);
+        keys.put(key, id);
         m.key = key;
         changed = true;
       }

@@ -188,6 +188,11 @@ public final class PolicyModule implements Module, NodePolicy, ChangeLog.Feed {
   }
 
   @Override
+  public String keyHolder(String publicKey) {
+    return model.keyHolder(publicKey);
+  }
+
+  @Override
   public Future<Void> applied(long seq) {
     Future<Void> f = feed.applied(seq);
     return Future.any(f, vertx.timer(2000)).mapEmpty();
