@@ -179,6 +179,8 @@ public final class ConfigLoader {
             intIn(v, Setting.PANEL_API_BURST, 1, 100_000)),
         postgresUrl(v),
         intIn(v, Setting.POSTGRES_POOL_SIZE, 1, 500),
+        intIn(v, Setting.POSTGRES_READ_POOL_SIZE, 1, 100),
+        duration(v, Setting.POSTGRES_READ_TIMEOUT, Duration.ofMillis(10), Duration.ofMinutes(10)),
         path(v, Setting.POSTGRES_EMBEDDED_DIR),
         slug(v, Setting.CLUSTER_NAME),
         optionalHost(v, Setting.CLUSTER_HOST),

@@ -303,6 +303,25 @@ public final class Database implements AutoCloseable {
     return PgBuilder.pool().with(poolOptions).with(net).connectingTo(connectOptions).using(vertx).build();
   }
 
+  /**
+   * The read pool: connections of their own for lists and counts whose cost grows with the data, so
+   * that however slow they get they never take the main pool's connections (heartbeat flushes,
+   * enrollments, policy updates); and on each of them PostgreSQL cancels a statement after
+   * {@code timeout} (SQLSTATE 57014, answered 503 {@code query_timeout}). Few waiters: beyond
+   * {@code size x 32} requests queue no more (503).
+   */
+  public Pool readPool(Vertx vertx, int size, Duration timeout) {
+    PoolOptions poolOptions = new PoolOptions()
+        .setMaxSize(size)
+        .setMaxWaitQueueSize(size * 32)
+        .setConnectionTimeout(5)
+        .setIdleTimeout(60)
+        .setName("meshplane-reads");
+    PgConnectOptions opts = new PgConnectOptions(connectOptions).addProperty("statement_timeout", Long.toString(timeout.toMillis()));
+    NetClientOptions net = new NetClientOptions().setConnectTimeout(3000).setTcpKeepAlive(true);
+    return PgBuilder.pool().with(poolOptions).with(net).connectingTo(opts).using(vertx).build();
+  }
+
   public PgConnectOptions connectOptions() {
     return connectOptions;
   }

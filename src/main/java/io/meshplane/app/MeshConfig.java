@@ -14,6 +14,8 @@ public record MeshConfig(
     io.meshplane.panel.PanelSettings panel,
     String postgresUrl,
     int postgresPoolSize,
+    int postgresReadPoolSize,
+    Duration postgresReadTimeout,
     Path postgresEmbeddedDir,
     String clusterName,
     String clusterHost,

@@ -225,20 +225,22 @@ public final class Meshplane implements AutoCloseable {
     LOG.info("installation {}", installationId);
     Cursors cursors = new Cursors(meta.cursorKey());
     Pool p = db.pool(vertx, config.postgresPoolSize());
+    // lists and counts whose cost grows with the data: connections of their own, each statement under postgres.read_timeout
+    Pool reads = db.readPool(vertx, config.postgresReadPoolSize(), config.postgresReadTimeout());
 
     // the features, each with the slice of the replica it needs; node and heartbeat meet only through
     // the node events and the live view the heartbeat feature offers
-    audit = new AuditModule(p, cursors);
-    auth = new AuthModule(vertx, hz, p, keys, audit.log(), observability.mesh(), cursors,
+    audit = new AuditModule(p, reads, cursors);
+    auth = new AuthModule(vertx, hz, p, reads, keys, audit.log(), observability.mesh(), cursors,
         new AuthModule.Settings(config.issuer(), config.tokensMaxLifetime()));
     NodeEvents events = new NodeEvents(vertx);
     policy = new PolicyModule(vertx, hz, p, audit.log(), events, observability.mesh(), cursors, config.policyWork());
     // operations answer with the node record, which the node feature (built last) reads: asked at call time
     ops = new OpsModule(vertx, p, audit.log(), policy, (caller, id) -> nodes.service().get(caller, id), config.relays(),
         observability.mesh(), cursors, config.operationsDeadline());
-    heartbeat = new HeartbeatModule(vertx, hz, p, events, policy, ops, observability.mesh(), cursors, new HeartbeatModule.Settings(
+    heartbeat = new HeartbeatModule(vertx, hz, p, reads, events, policy, ops, observability.mesh(), cursors, new HeartbeatModule.Settings(
         config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog(), config.pendingTtl()));
-    nodes = new NodeModule(p, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), events, policy, config.relays(), cursors,
+    nodes = new NodeModule(p, reads, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), events, policy, config.relays(), cursors,
         config.addressPool());
     // the panel reads the overview's numbers from the features through these functions, knowing none of them
     long intervalSeconds = Math.max(1, config.heartbeatInterval().toSeconds());

@@ -20,6 +20,8 @@ public enum Setting {
   PANEL_API_BURST("panel.api_burst", "MESH_PANEL_API_BURST", "40", "panel API burst per session"),
   POSTGRES_URL("postgres.url", "MESH_PG_URL", "embedded", "'embedded' (a PostgreSQL started by the process) or postgresql://user:pass@host:port/db"),
   POSTGRES_POOL_SIZE("postgres.pool_size", "MESH_PG_POOL_SIZE", "16", "reactive connection pool size per replica"),
+  POSTGRES_READ_POOL_SIZE("postgres.read_pool_size", "MESH_PG_READ_POOL_SIZE", "4", "connections per replica for lists and counts whose cost grows with the data (never the main pool's)"),
+  POSTGRES_READ_TIMEOUT("postgres.read_timeout", "MESH_PG_READ_TIMEOUT", "5s", "a list or count statement running longer is cancelled by PostgreSQL: 503 query_timeout"),
   POSTGRES_EMBEDDED_DIR("postgres.embedded_dir", "MESH_PG_EMBEDDED_DIR", "data/postgres", "data folder of the embedded PostgreSQL (kept across restarts)"),
   CLUSTER_NAME("cluster.name", "MESH_CLUSTER_NAME", "meshplane", "Hazelcast cluster name; replicas with the same name form one cluster"),
   CLUSTER_HOST("cluster.host", "MESH_CLUSTER_HOST", "", "interface the Hazelcast member and event bus bind; empty = chosen by Hazelcast"),

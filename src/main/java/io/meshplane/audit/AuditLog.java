@@ -45,8 +45,16 @@ public final class AuditLog implements Denials {
   private final Cache<String, Boolean> recentDenials = Caffeine.newBuilder()
       .maximumSize(100_000).expireAfterWrite(Duration.ofMinutes(10)).executor(Runnable::run).build();
 
+  private final Pool reads;
+
   public AuditLog(Pool pool) {
+    this(pool, pool);
+  }
+
+  /** @param reads the read pool (its own connections, postgres.read_timeout per statement) for the trail's pages */
+  public AuditLog(Pool pool, Pool reads) {
     this.pool = pool;
+    this.reads = reads;
   }
 
   /** Inserts the event on {@code client}: pass the transaction's connection so the event commits with the change. */
@@ -98,7 +106,7 @@ public final class AuditLog implements Denials {
       int limit) {
     Tuple args = Tuple.from(new Object[] {boundary.team(), boundary.environment(), actorId, action, Sql.odt(since), Sql.odt(afterAt),
         afterId, limit});
-    return pool.preparedQuery(LIST).execute(args).map(rows -> Sql.list(rows, AuditLog::map));
+    return reads.preparedQuery(LIST).execute(args).map(rows -> Sql.list(rows, AuditLog::map));
   }
 
   private static AuditEvent map(Row r) {

@@ -10,8 +10,8 @@ public final class AuditModule implements Module {
   private final AuditLog log;
   private final Cursors cursors;
 
-  public AuditModule(Pool pool, Cursors cursors) {
-    this.log = new AuditLog(pool);
+  public AuditModule(Pool pool, Pool reads, Cursors cursors) {
+    this.log = new AuditLog(pool, reads);
     this.cursors = cursors;
   }
 

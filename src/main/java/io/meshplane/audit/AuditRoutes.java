@@ -48,9 +48,11 @@ public final class AuditRoutes {
         throw Refusal.invalid("cursor", "is not a cursor returned by this API");
       }
     }
-    return audit.list(caller.boundary(), actor, action, since, afterAt, afterId, page.fetch()).map(events -> {
-      Responses.ok(ctx, page.respond(events, AuditEvent::toJson, e -> List.of(e.at().toString(), e.id())));
-      return null;
-    });
+    return audit.list(caller.boundary(), actor, action, since, afterAt, afterId, page.fetch())
+        .compose(events -> page.render(events, AuditEvent::toJson, e -> List.of(e.at().toString(), e.id())))
+        .map(body -> {
+          Responses.ok(ctx, body);
+          return null;
+        });
   }
 }

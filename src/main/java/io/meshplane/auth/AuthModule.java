@@ -37,12 +37,12 @@ public final class AuthModule implements Module {
   private long usageTimer = -1;
   private long reconcileTimer = -1;
 
-  public AuthModule(Vertx vertx, HazelcastInstance hz, Pool pool, SigningKeys keys, AuditLog audit, MeshMetrics metrics, Cursors cursors,
+  public AuthModule(Vertx vertx, HazelcastInstance hz, Pool pool, Pool reads, SigningKeys keys, AuditLog audit, MeshMetrics metrics, Cursors cursors,
       Settings settings) {
     this.vertx = vertx;
     this.cursors = cursors;
     Jwts jwts = new Jwts(vertx, keys, settings.issuer());
-    TokenRepository repository = new TokenRepository(pool);
+    TokenRepository repository = new TokenRepository(pool, reads);
     Denylist denylist = new Denylist(vertx, hz);
     this.usage = new TokenUsage(pool);
     this.verifier = new TokenVerifier(jwts, denylist, usage, metrics);

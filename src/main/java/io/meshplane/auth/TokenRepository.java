@@ -21,8 +21,16 @@ public final class TokenRepository {
 
   private final Pool pool;
 
+  private final Pool reads;
+
   public TokenRepository(Pool pool) {
+    this(pool, pool);
+  }
+
+  /** @param reads the read pool (its own connections, postgres.read_timeout per statement) for the token list */
+  public TokenRepository(Pool pool, Pool reads) {
     this.pool = pool;
+    this.reads = reads;
   }
 
   public Future<Void> insert(SqlClient client, TokenRecord t) {
@@ -46,7 +54,7 @@ public final class TokenRepository {
         + (includeAdmin ? "" : " AND surface <> 'admin'")
         + (includeRevoked ? "" : " AND revoked_at IS NULL")
         + " AND ($3::text IS NULL OR id > $3) ORDER BY id LIMIT $4";
-    return pool.preparedQuery(sql).execute(Tuple.of(caller.team(), caller.environment(), page.afterPart(0), page.fetch()))
+    return reads.preparedQuery(sql).execute(Tuple.of(caller.team(), caller.environment(), page.afterPart(0), page.fetch()))
         .map(rows -> Sql.list(rows, TokenRepository::map));
   }
 

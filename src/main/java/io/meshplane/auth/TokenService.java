@@ -133,9 +133,9 @@ public final class TokenService {
     return t.scope().surface() == Surface.ADMIN && !seesAdminTokens(caller);
   }
 
-  public Future<JsonObject> list(Caller caller, boolean includeRevoked, Page page) {
+  public Future<io.vertx.core.buffer.Buffer> list(Caller caller, boolean includeRevoked, Page page) {
     return repository.list(caller.boundary(), includeRevoked, seesAdminTokens(caller), page)
-        .map(rows -> page.respond(rows, t -> t.toJson(lastUse(t)), t -> List.of(t.id())));
+        .compose(rows -> page.render(rows, t -> t.toJson(lastUse(t)), t -> List.of(t.id())));
   }
 
   /** The later of the stored last use and this replica's not-yet-flushed one. */

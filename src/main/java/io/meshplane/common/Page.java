@@ -1,8 +1,11 @@
 package io.meshplane.common;
 
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.function.Function;
 
 /**
@@ -17,9 +20,34 @@ import java.util.function.Function;
  * @param cursors signs the next cursor
  * @param list the list the cursors belong to ({@code nodes}, {@code tokens}, ...)
  */
-public record Page(int limit, List<String> after, Signer cursors, String list) {
+public record Page(int limit, List<String> after, Signer cursors, String list, Offload offload) {
   public static final int DEFAULT_LIMIT = 100;
   public static final int MAX_LIMIT = 1000;
+
+  /**
+   * Where a page is built and encoded: off the event loop (the HTTP layer hands a worker), because a
+   * page of 1,000 items takes milliseconds of JSON work that heartbeats on the same loop would wait
+   * behind.
+   */
+  public interface Offload {
+    <T> Future<T> run(Callable<T> work);
+  }
+
+  /** Builds the page on the calling thread (tests, tools). */
+  public static final Offload INLINE = new Offload() {
+    @Override
+    public <T> Future<T> run(Callable<T> work) {
+      try {
+        return Future.succeededFuture(work.call());
+      } catch (Exception e) {
+        return Future.failedFuture(e);
+      }
+    }
+  };
+
+  public Page(int limit, List<String> after, Signer cursors, String list) {
+    this(limit, after, cursors, list, INLINE);
+  }
 
   /** Makes the opaque cursor that continues {@code list} after the item whose sort key is {@code key}. */
   public interface Signer {
@@ -36,6 +64,11 @@ public record Page(int limit, List<String> after, Signer cursors, String list) {
     if (after == null) return null;
     if (i >= after.size()) throw Refusal.invalid("cursor", "is not a cursor this API returned for this list");
     return after.get(i);
+  }
+
+  /** {@link #respond}, built and encoded where the page's {@link Offload} says (off the event loop, for requests). */
+  public <T> Future<Buffer> render(List<T> rows, Function<T, JsonObject> toJson, Function<T, List<String>> key) {
+    return offload.run(() -> respond(rows, toJson, key).toBuffer());
   }
 
   /** Builds {@code {items, next_cursor}} from up to {@link #fetch()} rows. */

@@ -31,10 +31,12 @@ public final class EventRoutes {
       String node = ctx.request().getParam("node_id");
       if (node != null && !Ids.looksLike("nd", node)) f.error("node_id", "is not a node id");
       f.check();
-      return repository.events(caller.boundary(), page.afterPart(0), since, type, node, page.fetch()).map(events -> {
-        Responses.ok(ctx, page.respond(events, e -> e, e -> List.of(e.getString("id"))));
-        return null;
-      });
+      return repository.events(caller.boundary(), page.afterPart(0), since, type, node, page.fetch())
+          .compose(events -> page.render(events, e -> e, e -> List.of(e.getString("id"))))
+          .map(body -> {
+            Responses.ok(ctx, body);
+            return null;
+          });
     });
   }
 }

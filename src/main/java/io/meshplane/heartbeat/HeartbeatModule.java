@@ -54,7 +54,7 @@ public final class HeartbeatModule implements Module {
    * @param policy where heartbeat answers get their relay, peers and acl
    * @param work where they get services, ingress and commands, and where command results go
    */
-  public HeartbeatModule(Vertx vertx, HazelcastInstance hz, Pool pool, NodeEvents events, NodePolicy policy, NodeWork work,
+  public HeartbeatModule(Vertx vertx, HazelcastInstance hz, Pool pool, Pool reads, NodeEvents events, NodePolicy policy, NodeWork work,
       MeshMetrics metrics, Cursors cursors, Settings settings) {
     this.policy = policy;
     this.work = work;
@@ -65,7 +65,7 @@ public final class HeartbeatModule implements Module {
     this.cursors = cursors;
     this.settings = settings;
     this.live = new LiveState(vertx, hz);
-    this.repository = new LiveRepository(pool);
+    this.repository = new LiveRepository(pool, reads);
     this.view = new LiveView(live);
     metrics.quarantinedRowsFrom(quarantine::size);
   }

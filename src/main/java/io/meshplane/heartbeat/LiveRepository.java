@@ -44,8 +44,16 @@ public final class LiveRepository {
 
   private final Pool pool;
 
+  private final Pool reads;
+
   public LiveRepository(Pool pool) {
+    this(pool, pool);
+  }
+
+  /** @param reads the read pool (its own connections, postgres.read_timeout per statement) for the events' pages */
+  public LiveRepository(Pool pool, Pool reads) {
     this.pool = pool;
+    this.reads = reads;
   }
 
   /**
@@ -178,7 +186,7 @@ public final class LiveRepository {
         + " AND ($6::text IS NULL OR node_id = $6)"
         + " ORDER BY id LIMIT $7";
     Tuple args = Tuple.from(new Object[] {boundary.team(), boundary.environment(), afterId, Sql.odt(since), type, nodeId, limit});
-    return pool.preparedQuery(sql).execute(args).map(rows -> Sql.list(rows, r -> new JsonObject()
+    return reads.preparedQuery(sql).execute(args).map(rows -> Sql.list(rows, r -> new JsonObject()
         .put("id", r.getString("id"))
         .put("at", Times.format(r.getOffsetDateTime("at")))
         .put("type", r.getString("type"))

@@ -9,6 +9,14 @@ import java.util.concurrent.TimeoutException;
 public final class DatabaseFailures {
   private DatabaseFailures() {}
 
+  /** PostgreSQL cancelled the statement (SQLSTATE 57014): a read ran past postgres.read_timeout. */
+  public static boolean isStatementTimeout(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof PgException pg) return "57014".equals(pg.getSqlState());
+    }
+    return false;
+  }
+
   public static boolean isUnavailable(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause()) {
       if (c instanceof PgException pg) {

@@ -51,6 +51,14 @@ public final class FailureHandler implements Handler<RoutingContext> {
       if (ctx.request().connection() instanceof VertxConnection connection) connection.flush();
       return;
     }
+    if (failure != null && DatabaseFailures.isStatementTimeout(failure)) {
+      // a list or count that reads too much of the data: cancelled by PostgreSQL at postgres.read_timeout
+      LOG.info("[request: {}] {} {}: the query ran past postgres.read_timeout and was cancelled", RequestIds.of(ctx),
+          ctx.request().method(), ctx.request().path());
+      Problems.send(ctx, Refusal.unavailable("query_timeout", "the query ran longer than this replica allows (postgres.read_timeout) and "
+          + "was cancelled: narrow it (a tag, a name prefix, a time range) or retry later", 5));
+      return;
+    }
     if (failure != null && DatabaseFailures.isUnavailable(failure)) {
       LOG.warn("[request: {}] database unavailable: {}", RequestIds.of(ctx), failure.toString());
       Problems.send(ctx, Refusal.unavailable("the database is unavailable; retry later"));

@@ -1,7 +1,10 @@
 package io.meshplane.http;
 
 import io.meshplane.common.Page;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import io.vertx.ext.web.RoutingContext;
+import java.util.concurrent.Callable;
 
 /** Reads a {@link Page} from a request's query string: the HTTP side of keyset pagination. */
 public final class Pages {
@@ -11,6 +14,13 @@ public final class Pages {
   public static Page from(RoutingContext ctx, Cursors cursors, String list) {
     int limit = Params.integer(ctx, "limit", 1, Page.MAX_LIMIT, Page.DEFAULT_LIMIT);
     String cursor = ctx.request().getParam("cursor");
-    return new Page(limit, cursor == null || cursor.isEmpty() ? null : cursors.decode(list, cursor), cursors, list);
+    Vertx vertx = ctx.vertx();
+    Page.Offload worker = new Page.Offload() {
+      @Override
+      public <T> Future<T> run(Callable<T> work) {
+        return vertx.executeBlocking(work, false);
+      }
+    };
+    return new Page(limit, cursor == null || cursor.isEmpty() ? null : cursors.decode(list, cursor), cursors, list, worker);
   }
 }

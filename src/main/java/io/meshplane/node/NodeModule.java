@@ -14,11 +14,11 @@ public final class NodeModule implements Module {
   private final NodeEvents events;
   private final Cursors cursors;
 
-  public NodeModule(Pool pool, AgentCredentials credentials, AuditLog audit, LiveNodes live, NodeEvents events, NodePolicy policy,
+  public NodeModule(Pool pool, Pool reads, AgentCredentials credentials, AuditLog audit, LiveNodes live, NodeEvents events, NodePolicy policy,
       Relays relays, Cursors cursors, String addressPool) {
     this.events = events;
     this.cursors = cursors;
-    this.service = new NodeService(pool, new NodeRepository(pool), credentials, audit, live, events, policy, relays, addressPool);
+    this.service = new NodeService(pool, new NodeRepository(pool, reads), credentials, audit, live, events, policy, relays, addressPool);
   }
 
   @Override

@@ -26,8 +26,12 @@ public final class NodeRepository {
 
   private final Pool pool;
 
-  public NodeRepository(Pool pool) {
+  private final Pool reads;
+
+  /** @param reads the read pool (its own connections, postgres.read_timeout per statement) for pages and counts */
+  public NodeRepository(Pool pool, Pool reads) {
     this.pool = pool;
+    this.reads = reads;
   }
 
   /**
@@ -82,7 +86,7 @@ public final class NodeRepository {
         + "      OR ($6 = 'stale' AND heartbeat_at < $7))"
         + " AND ($9::text IS NULL OR telemetry->>'agent_version' = $9)"
         + " ORDER BY id LIMIT $8";
-    return pool.preparedQuery(sql)
+    return reads.preparedQuery(sql)
         .execute(Tuple.from(new Object[] {caller.team(), caller.environment(), page.afterPart(0), tag, namePrefix, status,
             Sql.odt(staleCutoff), page.fetch(), agentVersion}))
         .map(rows -> Sql.list(rows, NodeRepository::map));
@@ -95,7 +99,7 @@ public final class NodeRepository {
    * at most every few seconds per open page.
    */
   public Future<long[]> counts(Boundary caller, Instant staleCutoff) {
-    return pool.preparedQuery("SELECT count(*), count(*) FILTER (WHERE heartbeat_at IS NULL),"
+    return reads.preparedQuery("SELECT count(*), count(*) FILTER (WHERE heartbeat_at IS NULL),"
             + " count(*) FILTER (WHERE heartbeat_at < $3) FROM nodes WHERE " + IN_SCOPE)
         .execute(Tuple.of(caller.team(), caller.environment(), Sql.odt(staleCutoff)))
         .map(rows -> {
@@ -106,7 +110,7 @@ public final class NodeRepository {
 
   /** Nodes per relay inside {@code caller}'s boundary (relays without nodes are absent). */
   public Future<java.util.Map<String, Long>> relayCounts(Boundary caller) {
-    return pool.preparedQuery("SELECT relay, count(*) AS n FROM nodes WHERE " + IN_SCOPE + " AND relay <> '' GROUP BY relay")
+    return reads.preparedQuery("SELECT relay, count(*) AS n FROM nodes WHERE " + IN_SCOPE + " AND relay <> '' GROUP BY relay")
         .execute(Tuple.of(caller.team(), caller.environment()))
         .map(rows -> {
           java.util.Map<String, Long> out = new java.util.HashMap<>();

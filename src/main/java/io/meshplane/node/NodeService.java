@@ -153,14 +153,14 @@ public final class NodeService implements NodeReader {
     });
   }
 
-  public Future<JsonObject> list(Caller caller, Query query, Page page) {
+  public Future<io.vertx.core.buffer.Buffer> list(Caller caller, Query query, Page page) {
     long now = System.currentTimeMillis();
     return nodes.list(caller.boundary(), query.status(), Instant.ofEpochMilli(live.staleCutoff(now)), query.tag(), query.namePrefix(),
         query.agentVersion(), page)
         .compose(rows -> {
           Set<String> ids = new LinkedHashSet<>();
           for (NodeRecord r : rows) ids.add(r.id());
-          return live.getAll(ids).map(liveById -> page.respond(rows, r -> toJson(r, liveById.get(r.id()), now), r -> List.of(r.id())));
+          return live.getAll(ids).compose(liveById -> page.render(rows, r -> toJson(r, liveById.get(r.id()), now), r -> List.of(r.id())));
         });
   }
 

@@ -77,8 +77,8 @@ public final class UserService {
     });
   }
 
-  public Future<JsonObject> list(Caller caller, Page page) {
-    return users.list(caller.boundary(), page).map(rows -> page.respond(rows, UserRecord::toJson, u -> List.of(u.id())));
+  public Future<io.vertx.core.buffer.Buffer> list(Caller caller, Page page) {
+    return users.list(caller.boundary(), page).compose(rows -> page.render(rows, UserRecord::toJson, u -> List.of(u.id())));
   }
 
   public Future<JsonObject> update(Caller caller, RequestInfo request, String id, Patch patch) {

@@ -196,11 +196,11 @@ public final class PolicyService {
     }));
   }
 
-  public Future<JsonObject> versions(Caller caller, Scope scope, Page page) {
+  public Future<Buffer> versions(Caller caller, Scope scope, Page page) {
     inside(caller, scope);
     String after = page.afterPart(0);
     return policies.versions(scope.team(), scope.environment(), after == null ? null : Long.parseLong(after), page.fetch())
-        .map(rows -> page.respond(rows, PolicyService::summary, s -> List.of(Long.toString(s.version()))));
+        .compose(rows -> page.render(rows, PolicyService::summary, s -> List.of(Long.toString(s.version()))));
   }
 
   public Future<JsonObject> version(Caller caller, Scope scope, long v) {
