@@ -27,10 +27,16 @@ final class PolicyRoutes {
     // a node's peers and inbound rules as its agent holds them: the dashboard's node page
     api.route(GET, "/nodes/{id}/peers", Permission.NODES_READ, "node.read", "node", (ctx, caller) -> {
       String id = ctx.pathParam("id");
-      JsonObject view = io.meshplane.common.Ids.wellFormed(id) ? model.view(id, caller.boundary()) : null;
-      if (view == null) return io.vertx.core.Future.failedFuture(Refusal.notFound("no node " + id));
-      Responses.ok(ctx, view);
-      return io.vertx.core.Future.succeededFuture();
+      if (!io.meshplane.common.Ids.wellFormed(id)) return io.vertx.core.Future.failedFuture(Refusal.notFound("no node " + id));
+      // a node's whole peer set and rules: O(peers) to build and encode, so on a worker
+      return ctx.vertx().<io.vertx.core.buffer.Buffer>executeBlocking(() -> {
+        JsonObject view = model.view(id, caller.boundary());
+        return view == null ? null : view.toBuffer();
+      }, false).compose(encoded -> {
+        if (encoded == null) return io.vertx.core.Future.failedFuture(Refusal.notFound("no node " + id));
+        Responses.ok(ctx, encoded);
+        return io.vertx.core.Future.succeededFuture();
+      });
     });
     api.route(GET, "/acl", Permission.ACL_READ, "acl.read", null, (ctx, caller) ->
         policies.get(caller, scope(ctx, caller)).map(body -> respond(ctx, body)));
