@@ -126,6 +126,43 @@ class PanelHostileInputTest {
     assertStillServing();
   }
 
+  /**
+   * Usernames are the login name, unique across teams; a team admin probing for another team's users
+   * learns nothing: a taken name gets one neutral 409, word for word the same whether the user is in
+   * the caller's team, in another, or differs only in case.
+   */
+  @Test
+  void aTakenUsernameIsOneNeutralAnswerWhereverItsUserIs() {
+    PanelSession.user(app, "ada", "admin", "team-a", "prod");
+    PanelSession.user(app, "bob", "admin", "team-b", "prod");
+    PanelSession ada = PanelSession.signIn(http, port, "ada");
+    PanelSession bob = PanelSession.signIn(http, port, "bob");
+    JsonObject zoe = new JsonObject().put("username", "zoe").put("password", PanelSession.PASSWORD).put("role", "viewer")
+        .put("environment", "prod");
+    HttpResponse<Buffer> created = ada.send(HttpMethod.POST, port, "/api/v1/users", zoe.copy().put("team", "team-a"));
+    assertEquals(201, created.statusCode(), created.bodyAsString());
+
+    List<HttpResponse<Buffer>> refusals = List.of(
+        bob.send(HttpMethod.POST, port, "/api/v1/users", zoe.copy().put("team", "team-b")),
+        bob.send(HttpMethod.POST, port, "/api/v1/users", zoe.copy().put("username", "ZOE").put("team", "team-b")),
+        ada.send(HttpMethod.POST, port, "/api/v1/users", zoe.copy().put("team", "team-a")),
+        ada.send(HttpMethod.POST, port, "/api/v1/users", zoe.copy().put("username", "ada").put("team", "team-a")));
+    JsonObject first = null;
+    for (HttpResponse<Buffer> r : refusals) {
+      assertEquals(409, r.statusCode(), r.bodyAsString());
+      JsonObject body = r.bodyAsJsonObject().copy();
+      body.remove("request_id");
+      assertEquals("this username is not available; choose another", body.getString("detail"));
+      if (first == null) first = body;
+      assertEquals(first, body, "the same answer wherever the user is");
+    }
+    assertTrue(bob.get(port, "/api/v1/users").bodyAsJsonObject().getJsonArray("items").stream().map(JsonObject.class::cast)
+        .noneMatch(u -> "zoe".equals(u.getString("username"))), "bob sees no user of team-a");
+    assertEquals(201, bob.send(HttpMethod.POST, port, "/api/v1/users", zoe.copy().put("username", "zed").put("team", "team-b"))
+        .statusCode(), "a free name is taken as usual");
+    assertStillServing();
+  }
+
   private static void assertStillServing() {
     assertEquals(200, PanelSession.signIn(http, port, "root").get(port, "/api/v1/nodes").statusCode());
     assertEquals(List.of(), logs.problems(), "no ERROR and no stack trace in the log");
