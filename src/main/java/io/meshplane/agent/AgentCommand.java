@@ -2,6 +2,7 @@ package io.meshplane.agent;
 
 import java.time.Duration;
 import io.meshplane.common.Blocking;
+import io.meshplane.common.Ports;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -111,13 +112,9 @@ public final class AgentCommand implements Callable<Integer> {
     if (colon <= 0) throw new CommandLine.ParameterException(spec.commandLine(), "--listen: '" + value + "' must be HOST:PORT");
     String host = value.substring(0, colon);
     if (host.startsWith("[") && host.endsWith("]")) host = host.substring(1, host.length() - 1);
-    int port;
-    try {
-      port = Integer.parseInt(value.substring(colon + 1));
-    } catch (NumberFormatException e) {
-      port = -1;
-    }
-    if (port < 0 || port > 65535 || host.isEmpty()) {
+    // 0 (any free port) or a port as the coordinator reads one: no sign, no leading zero, ASCII digits
+    int port = Ports.parseOrZero(value.substring(colon + 1));
+    if (port < 0 || host.isEmpty()) {
       throw new CommandLine.ParameterException(spec.commandLine(), "--listen: '" + value + "' must be HOST:PORT with a port 0-65535");
     }
     return new String[] {host, Integer.toString(port)};

@@ -1,6 +1,7 @@
 package io.meshplane.agent;
 
 import io.meshplane.common.Ids;
+import io.meshplane.common.Ports;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -34,7 +35,7 @@ public final class AgentSession {
 
   static final Pattern LABEL = Pattern.compile("^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$");
   static final Pattern TAG = Pattern.compile("^tag:[a-z0-9][a-z0-9-]{0,62}$");
-  private static final Pattern SERVICE = Pattern.compile("^[a-z0-9][a-z0-9-]{0,62}:(\\d{1,5})$");
+  private static final Pattern SERVICE = Pattern.compile("^[a-z0-9][a-z0-9-]{0,62}:([0-9]{1,5})$");
   private static final String[] NO_STRINGS = new String[0];
   private static final boolean[] NO_FLAGS = new boolean[0];
   private static final CommandLedger.Result[] NO_RESULTS = new CommandLedger.Result[0];
@@ -316,11 +317,10 @@ public final class AgentSession {
     services = out.toArray(NO_STRINGS);
   }
 
+  /** {@code ssh:22}, read as the coordinator reads it: the port without a leading zero ({@link Ports}). */
   private static boolean service(String s) {
     var m = SERVICE.matcher(s);
-    if (!m.matches()) return false;
-    int port = Integer.parseInt(m.group(1));
-    return port >= 1 && port <= 65535;
+    return m.matches() && Ports.parse(m.group(1)) > 0;
   }
 
   private void applyCommands(Object value) {

@@ -1,5 +1,6 @@
 package io.meshplane.agent;
 
+import io.meshplane.common.Ports;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -74,6 +75,12 @@ final class Coordinators {
         throw new IllegalArgumentException("--coordinator: '" + u + "' must be http(s)://host[:port][/path], nothing else");
       }
       boolean ssl = scheme.equals("https");
+      // a port, when given, as the coordinator reads one (java.net.URI takes 0 and leading zeros)
+      String authority = uri.getRawAuthority();
+      int colon = authority.lastIndexOf(':');
+      if (uri.getPort() != -1 && (colon < 0 || Ports.parse(authority, colon + 1, authority.length()) < 0)) {
+        throw new IllegalArgumentException("--coordinator: '" + u + "' has no port 1-65535 (digits without a leading zero)");
+      }
       int port = uri.getPort() > 0 ? uri.getPort() : ssl ? 443 : 80;
       String path = uri.getRawPath() == null ? "" : uri.getRawPath();
       while (path.endsWith("/")) path = path.substring(0, path.length() - 1);

@@ -1,6 +1,7 @@
 package io.meshplane.app;
 
 import io.meshplane.common.Durations;
+import io.meshplane.common.Ports;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
@@ -153,7 +154,7 @@ public final class ConfigLoader {
       String region = r.getValue("region") instanceof String g ? g : null;
       if (region == null || !SLUG.matcher(region).matches()) throw new ConfigException(at + ".region: must be a slug (a-z, 0-9, '-')");
       String url = r.getValue("url") instanceof String u ? u : null;
-      if (url == null || !url.matches("^(https|http)://[A-Za-z0-9.\\-]+(:\\d{1,5})?(/[\\x21-\\x7e]*)?$")) {
+      if (url == null || !url.matches("^(https|http)://[A-Za-z0-9.\\-]+(:[0-9]{1,5})?(/[\\x21-\\x7e]*)?$") || !urlPort(url)) {
         throw new ConfigException(at + ".url: must be an http(s) URL such as https://fra1.relay.example.net");
       }
       out.add(new io.meshplane.node.Relays.Relay(name, region, url));
@@ -229,16 +230,22 @@ public final class ConfigLoader {
     return p;
   }
 
+  /** A port as {@link Ports} reads it (no sign, no leading zero, ASCII digits), or 0 where that means "any free port". */
   private static int port(Map<String, String> v, Setting s, boolean zeroAllowed) {
     String raw = v.get(s.key).trim();
     int min = zeroAllowed ? 0 : 1;
-    try {
-      int p = Integer.parseInt(raw);
-      if (p >= min && p <= 65535) return p;
-    } catch (NumberFormatException ignored) {
-      // reported below
-    }
-    throw bad(s, raw, "is not a port (" + min + "-65535)");
+    int p = zeroAllowed ? Ports.parseOrZero(raw) : Ports.parse(raw);
+    if (p >= min) return p;
+    throw bad(s, raw, "is not a port (" + min + "-65535, digits without a leading zero)");
+  }
+
+  /** The port of a URL the pattern accepted, when it has one, is a port as {@link Ports} reads it. */
+  private static boolean urlPort(String url) {
+    int hostStart = url.indexOf("://") + 3;
+    int slash = url.indexOf('/', hostStart);
+    int end = slash < 0 ? url.length() : slash;
+    int colon = url.lastIndexOf(':', end - 1);
+    return colon < hostStart || Ports.parse(url, colon + 1, end) > 0;
   }
 
   private static int intIn(Map<String, String> v, Setting s, int min, int max) {
@@ -354,12 +361,10 @@ public final class ConfigLoader {
       String host = colon > 0 && m.indexOf(':') == colon ? m.substring(0, colon) : m;
       if (colon > 0 && m.indexOf(':') == colon) {
         String port = m.substring(colon + 1);
-        try {
-          int p = Integer.parseInt(port);
-          if (p < 1 || p > 65535) throw bad(s, m, "has a port out of range");
-        } catch (NumberFormatException e) {
+        if (Ports.parse(port) < 0) {
           // "127.0.0.1:5701-5703" is a common mistake: list each member instead
-          throw bad(s, m, "is not host[:port] (list each member separately, no port ranges)");
+          if (port.contains("-")) throw bad(s, m, "is not host[:port] (list each member separately, no port ranges)");
+          throw bad(s, m, "has no port 1-65535 (digits without a leading zero)");
         }
       }
       if (!HOST.matcher(host).matches()) throw bad(s, m, "is not host[:port]");

@@ -18,6 +18,7 @@ import io.vertx.core.json.JsonObject;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -52,14 +53,18 @@ public final class TokenVerifier implements Authenticator {
     }
   }
 
+  /** Exactly one {@code Authorization} header: two are one ambiguous credential, refused (401), never resolved by picking one. */
   @Override
   public Future<Caller> authenticate(HttpServerRequest request) {
-    return verifyHeader(request.getHeader(HttpHeaders.AUTHORIZATION));
+    List<String> headers = request.headers().getAll(HttpHeaders.AUTHORIZATION);
+    if (headers.size() > 1) return fail("malformed", Refusal.unauthenticated("send one Authorization header, not " + headers.size()));
+    return verifyHeader(headers.isEmpty() ? null : headers.get(0));
   }
 
   @Override
   public Caller attributable(HttpServerRequest request) {
-    return attributable(request.getHeader(HttpHeaders.AUTHORIZATION));
+    List<String> headers = request.headers().getAll(HttpHeaders.AUTHORIZATION);
+    return headers.size() == 1 ? attributable(headers.get(0)) : null;
   }
 
   /** Verifies a request's {@code Authorization} header value. */

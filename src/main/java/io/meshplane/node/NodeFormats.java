@@ -1,5 +1,6 @@
 package io.meshplane.node;
 
+import io.meshplane.common.Ports;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.Base64;
@@ -10,7 +11,7 @@ public final class NodeFormats {
   private static final Pattern DNS_LABEL = Pattern.compile("^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$");
   private static final Pattern TAG = Pattern.compile("^tag:[a-z0-9][a-z0-9-]{0,62}$");
   private static final Pattern IPV6_CHARS = Pattern.compile("^[0-9a-fA-F:.]{2,45}$");
-  private static final Pattern SERVICE = Pattern.compile("^([a-z0-9][a-z0-9-]{0,62}):(\\d{1,5})$");
+  private static final Pattern SERVICE = Pattern.compile("^([a-z0-9][a-z0-9-]{0,62}):([0-9]{1,5})$");
 
   private NodeFormats() {}
 
@@ -70,7 +71,7 @@ public final class NodeFormats {
     return true;
   }
 
-  /** {@code ssh:22}. */
+  /** {@code ssh:22}; the port as {@link Ports} reads it ({@code ssh:022} is refused, as in policy ports). */
   public static boolean service(String s) {
     if (s == null) return false;
     var m = SERVICE.matcher(s);
@@ -81,10 +82,9 @@ public final class NodeFormats {
     return port(s, 0, s.length());
   }
 
-  /** A port 1-65535 in {@code s[from, to)}: decimal digits only. */
+  /** A port 1-65535 in {@code s[from, to)}: ASCII digits without a leading zero ({@link Ports}). */
   static boolean port(String s, int from, int to) {
-    int p = decimal(s, from, to, 5);
-    return p >= 1 && p <= 65535;
+    return Ports.parse(s, from, to) > 0;
   }
 
   static boolean ipv4(String s) {

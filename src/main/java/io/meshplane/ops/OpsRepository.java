@@ -15,13 +15,15 @@ import io.vertx.sqlclient.SqlClient;
 import io.vertx.sqlclient.Tuple;
 import java.time.Instant;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * The operations feature's SQL: the {@code operations} table, and the columns of {@code nodes} it owns
  * (bound {@code services}, assigned {@code ingress}; the relay assignment when a move is requested or
  * undone). Every change of a node's work is made under the node row's lock and ends with a
  * {@code work} entry in the change log computed in the same transaction, so entries for one node
- * follow each other in commit order and each holds the node's whole work.
+ * follow each other in commit order and each holds the node's whole work. The hostnames that active
+ * and draining ingress hold, mesh-wide, are rows of {@code ingress_hostnames} (V11).
  */
 final class OpsRepository {
   static final String OPEN = "('pending', 'delivered')";
@@ -75,6 +77,24 @@ final class OpsRepository {
   static Future<Void> setIngress(SqlClient tx, String nodeId, JsonArray ingress, Instant now) {
     return tx.preparedQuery("UPDATE nodes SET ingress = $2, updated_at = $3 WHERE id = $1")
         .execute(Tuple.of(nodeId, ingress, Sql.odt(now))).mapEmpty();
+  }
+
+  /**
+   * Holds {@code hostname} (compared without case) for the node's ingress {@code ingress}: false when an
+   * ingress of any node already holds it, decided by the table's primary key (a concurrent holder makes
+   * this wait for its commit). The transaction cannot go on after false: the caller fails it.
+   */
+  static Future<Boolean> holdHostname(SqlClient tx, String nodeId, String ingress, String hostname) {
+    return tx.preparedQuery("INSERT INTO ingress_hostnames (hostname, node_id, ingress) VALUES ($1, $2, $3)")
+        .execute(Tuple.of(hostname.toLowerCase(Locale.ROOT), nodeId, ingress))
+        .map(true)
+        .recover(t -> t instanceof PgException pg && "23505".equals(pg.getSqlState()) && "ingress_hostnames_pkey".equals(pg.getConstraint())
+            ? Future.succeededFuture(false) : Future.failedFuture(t));
+  }
+
+  /** Gives back the hostname the node's ingress {@code ingress} holds, if any (drained or replaced). */
+  static Future<Void> releaseHostname(SqlClient tx, String nodeId, String ingress) {
+    return tx.preparedQuery("DELETE FROM ingress_hostnames WHERE node_id = $1 AND ingress = $2").execute(Tuple.of(nodeId, ingress)).mapEmpty();
   }
 
   /** Sets the relay assignment and logs it (peers carry the relay); the entry is a {@code relay} change. */

@@ -101,9 +101,15 @@ final class OpsService {
         .compose(x -> nodes.get(caller, id));
   }
 
-  /** Assigns an ingress (the answer's {@code ingress}); a name in use and not drained is a 409. */
+  /**
+   * Assigns an ingress (the answer's {@code ingress}); a name in use and not drained is a 409. So is a
+   * hostname that an ingress not drained holds anywhere in the mesh (the database's key decides, races
+   * included): that 409 reads the same whoever holds it, names nobody, and is audited as a denial of
+   * the caller, since the holder may lie outside the caller's reach.
+   */
   Future<JsonObject> assignIngress(Caller caller, RequestInfo request, String id, Ingress in) {
     Instant now = Times.now();
+    Refusal held = Refusal.conflict("hostname " + in.hostname() + " is not available: another ingress holds it; choose another hostname");
     return change(caller, id, (tx, node) -> {
       JsonArray next = new JsonArray();
       for (Object o : node.ingress()) {
@@ -116,11 +122,15 @@ final class OpsService {
       }
       if (next.size() >= MAX_INGRESS) return Future.failedFuture(Refusal.conflict("node " + id + " has " + MAX_INGRESS + " ingress already"));
       next.add(new JsonObject().put("name", in.name()).put("hostname", in.hostname()).put("port", in.port()).put("state", "active"));
-      return OpsRepository.setIngress(tx, id, next, now)
+      // a drained ingress of this name, replaced now, held nothing any more; the new one must win the hostname
+      return OpsRepository.releaseHostname(tx, id, in.name())
+          .compose(v -> OpsRepository.holdHostname(tx, id, in.name(), in.hostname()))
+          .compose(won -> won ? OpsRepository.setIngress(tx, id, next, now) : Future.<Void>failedFuture(held))
           .compose(v -> audit.success(tx, caller, request, "node.ingress", "node", id, node.team(), node.environment(),
               new JsonObject().put("ingress", in.name()).put("hostname", in.hostname()).put("port", in.port())))
           .map(v -> (Object) null);
-    }).compose(x -> nodes.get(caller, id));
+    }).recover(t -> t == held ? audit.<Long>refuse(caller, request, "node.ingress", "node", id, held, false) : Future.failedFuture(t))
+        .compose(x -> nodes.get(caller, id));
   }
 
   /** A re-key: the agent makes a new key pair; succeeded once its heartbeat shows a key other than the current one. */
@@ -242,7 +252,9 @@ final class OpsService {
         String name = op.target().getString("name");
         JsonObject in = ingress(node.ingress(), name);
         if (in != null && "draining".equals(in.getString("state"))) {
-          return OpsRepository.setIngress(tx, node.id(), withState(node.ingress(), name, ok ? "drained" : "active"), now);
+          Future<Void> settled = OpsRepository.setIngress(tx, node.id(), withState(node.ingress(), name, ok ? "drained" : "active"), now);
+          // drained: its hostname is free for any ingress of the mesh
+          return ok ? settled.compose(v -> OpsRepository.releaseHostname(tx, node.id(), name)) : settled;
         }
       }
       default -> { }

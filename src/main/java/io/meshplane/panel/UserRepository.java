@@ -25,14 +25,20 @@ final class UserRepository {
     this.pool = pool;
   }
 
-  /** Inserts the user; a taken username is a 409 {@code conflict}. */
+  /**
+   * The answer to a taken username: usernames are unique across every team (they are the login name),
+   * so the answer must not tell a team's admin whether, or in which team, the user exists.
+   */
+  static final String TAKEN = "this username is not available; choose another";
+
+  /** Inserts the user; a taken username is a 409 {@code conflict} with {@link #TAKEN}, the same text wherever its user is. */
   Future<Void> insert(SqlClient client, UserRecord u) {
     return client.preparedQuery("INSERT INTO users (" + COLUMNS + ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)")
         .execute(Tuple.from(new Object[] {u.id(), u.username(), u.passwordHash(), u.role().wire, u.team(), u.environment(), u.disabled(),
             Sql.odt(u.createdAt()), Sql.odt(u.updatedAt()), Sql.odt(u.lastLoginAt()), u.createdBy()}))
         .<Void>mapEmpty()
         .recover(t -> t instanceof PgException pg && "23505".equals(pg.getSqlState())
-            ? Future.failedFuture(Refusal.conflict("a user named " + u.username() + " exists"))
+            ? Future.failedFuture(Refusal.conflict(TAKEN))
             : Future.failedFuture(t));
   }
 

@@ -182,8 +182,11 @@ public final class UserService {
               AuditEvent.SUCCESS, u.team(), u.environment())))
           .map(v -> u.toJson())), java.time.Duration.ofSeconds(30), "creating the user");
     } catch (IllegalStateException e) {
-      // a refusal (the name is taken) is the person's mistake, not a failure of the command
-      if (e.getCause() instanceof Refusal r) throw r;
+      // a refusal (the name is taken) is the person's mistake, not a failure of the command; whoever
+      // runs it holds the database anyway, so it may say plainly what the API does not
+      if (e.getCause() instanceof Refusal r) {
+        throw r.kind() == Refusal.Kind.CONFLICT ? Refusal.conflict("a user named " + u.username() + " exists") : r;
+      }
       throw e;
     }
   }

@@ -1,6 +1,7 @@
 package io.meshplane.policy;
 
 import io.meshplane.common.Fields;
+import io.meshplane.common.Ports;
 import io.meshplane.node.NodeFormats;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -255,12 +256,9 @@ public record PolicyDocument(List<Grant> grants, List<PolicyTest> tests) {
     return new PortRange(s, proto, from, to);
   }
 
-  /** 1-65535 in plain ASCII digits without a leading zero, else -1. */
+  /** 1-65535 in plain ASCII digits without a leading zero, else -1 (the one rule for ports: {@link Ports}). */
   private static int number(String s) {
-    if (s.isEmpty() || s.length() > 5 || s.charAt(0) == '0') return -1;
-    for (int i = 0; i < s.length(); i++) if (s.charAt(i) < '0' || s.charAt(i) > '9') return -1;
-    int n = Integer.parseInt(s);
-    return n <= 65535 ? n : -1;
+    return Ports.parse(s);
   }
 
   private static List<Probe> probes(Fields f, JsonObject test, String at, String key) {

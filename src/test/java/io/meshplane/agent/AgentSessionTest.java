@@ -249,6 +249,14 @@ class AgentSessionTest {
     assertEquals("failed", s.executed(bad).status());
   }
 
+  /** A service whose port has a leading zero or non-ASCII digits is no service: the agent keeps the valid ones, as the coordinator would. */
+  @Test
+  void servicesWithALeadingZeroOrNonAsciiDigitsAreDropped() {
+    AgentSession s = session(false);
+    s.apply(answer().put("services", new JsonArray().add("ssh:22").add("ssh:022").add("web:\uff18\uff10").add("db:+5432").add("dns:0")));
+    assertEquals(new JsonArray().add("ssh:22"), body(s).getJsonArray("services"));
+  }
+
   @Test
   void drainIngressReportsItDrainedAndAnUnknownIngressFails() {
     AgentSession s = session(false);

@@ -72,6 +72,28 @@ class ConfigLoaderTest {
     assertTrue(e2.getMessage().startsWith("cluster.port"), e2.getMessage());
   }
 
+  /** Ports in settings are read as everywhere else: ASCII digits, no sign, no leading zero (one spelling per port). */
+  @Test
+  void aPortWithALeadingZeroASignOrNonAsciiDigitsIsRefused() {
+    for (String raw : List.of("08080", "+8080", "\uff18\uff10\uff18\uff10", "\u0668\u0660\u0668\u0660", "00")) {
+      ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(null, false, Map.of("MESH_HTTP_PORT", raw), Map.of()), raw);
+      assertTrue(e.getMessage().startsWith("http.port"), e.getMessage());
+    }
+    assertEquals(0, ConfigLoader.load(null, false, Map.of("MESH_CLUSTER_EVENTBUS_PORT", "0"), Map.of()).clusterEventBusPort());
+    for (String member : List.of("10.0.0.1:05701", "10.0.0.1:+5701", "10.0.0.1:\uff15\uff17\uff10\uff11", "10.0.0.1:0")) {
+      ConfigException e = assertThrows(ConfigException.class,
+          () -> ConfigLoader.load(null, false, Map.of("MESH_CLUSTER_MEMBERS", member), Map.of()), member);
+      assertTrue(e.getMessage().startsWith("cluster.members"), e.getMessage());
+    }
+    for (String url : List.of("https://f.example:0443", "https://f.example:0", "https://f.example:99999", "https://f.example:/x")) {
+      String relays = "[{\"name\":\"fra1\",\"region\":\"eu\",\"url\":\"" + url + "\"}]";
+      ConfigException e = assertThrows(ConfigException.class, () -> ConfigLoader.load(null, false, Map.of("MESH_RELAYS", relays), Map.of()), url);
+      assertTrue(e.getMessage().startsWith("relays[0].url"), e.getMessage());
+    }
+    assertEquals("https://f.example:8443/x", ConfigLoader.load(null, false, Map.of("MESH_RELAYS",
+        "[{\"name\":\"fra1\",\"region\":\"eu\",\"url\":\"https://f.example:8443/x\"}]"), Map.of()).relays().all().get(0).url());
+  }
+
   @Test
   void theEventBusPortIsFreeByDefaultPinnableAndNeverTheHazelcastPort() {
     assertEquals(0, ConfigLoader.load(null, false, Map.of(), Map.of()).clusterEventBusPort());

@@ -411,6 +411,25 @@ class HostileInputTest {
    * with query parameters is a query route with all of them; every path parameter gets a hostile id.
    * And nothing here names an operation the document does not have.
    */
+  /** Two Authorization headers are one ambiguous credential: refused (401), never resolved by picking one, whichever is valid. */
+  @Example
+  void twoAuthorizationHeadersAreRefusedWhicheverIsValid() throws Exception {
+    String valid = "Authorization: Bearer " + admin + "\r\n";
+    String other = "Authorization: Bearer " + Tokens.issue(app, "web", "prod", Surface.MONITORING).jwt() + "\r\n";
+    for (String twice : List.of(valid + "Authorization: Bearer forged\r\n", "Authorization: Bearer forged\r\n" + valid, valid + valid,
+        valid + other, valid + "authorization: Bearer " + admin + "\r\n")) {
+      for (String target : List.of("GET /v1/auth/whoami", "GET /v1/nodes/" + node.id())) {
+        RawHttp.Answer a = RawHttp.exchange(port, RawHttp.ascii(target + " HTTP/1.1\r\nHost: x\r\n" + twice + "\r\n"));
+        assertEquals(401, a.status(), target + " with " + twice.replace(admin, "<admin>") + a.body());
+        assertEquals("unauthenticated", new JsonObject(a.body()).getString("code"), a.body());
+        assertEquals("Bearer", a.header("WWW-Authenticate"));
+      }
+    }
+    RawHttp.Answer once = RawHttp.exchange(port, RawHttp.ascii("GET /v1/auth/whoami HTTP/1.1\r\nHost: x\r\n" + valid + "\r\n"));
+    assertEquals(200, once.status(), once.body());
+    assertEquals(List.of(), logs.problems(), "no ERROR and no stack trace");
+  }
+
   @Example
   @SuppressWarnings("unchecked")
   void theRouteListsCoverEveryOperationThatTakesInput() {

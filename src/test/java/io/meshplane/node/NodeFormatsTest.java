@@ -36,9 +36,40 @@ class NodeFormatsTest {
       "[zz::1]:80|false",
       "example.com:80|false",
       "１.2.3.4:80|false",
+      "198.51.100.7:041641|false",
+      "198.51.100.7:0443|false",
+      "198.51.100.7:４４３|false",
   })
   void endpoints(String s, boolean valid) {
     assertEquals(valid, NodeFormats.endpoint(s));
+  }
+
+  /** Ports as policy ports are read: ASCII digits without a leading zero, 1-65535 (one spelling per port). */
+  @ParameterizedTest(name = "service \"{0}\" -> {1}")
+  @CsvSource(delimiter = '|', value = {
+      "ssh:22|true",
+      "web:8080|true",
+      "a:1|true",
+      "a:65535|true",
+      "ssh:022|false",
+      "ssh:0022|false",
+      "ssh:00022|false",
+      "ssh:0|false",
+      "ssh:00|false",
+      "ssh:65536|false",
+      "ssh:100000|false",
+      "ssh:+22|false",
+      "ssh:-22|false",
+      "ssh:２２|false",
+      "ssh:٢٢|false",
+      "ssh:2２|false",
+      "ssh:|false",
+      "ssh: 22|false",
+      "Ssh:22|false",
+      ":22|false",
+  })
+  void services(String s, boolean valid) {
+    assertEquals(valid, NodeFormats.service(s));
   }
 
   @ParameterizedTest(name = "cidr \"{0}\" -> {1}")

@@ -202,7 +202,7 @@ class OperationsTest {
   @Test
   void aDrainClaimedWhileTheHeartbeatDoesNotShowTheIngressDrainedFails() throws Exception {
     Nodes.Enrolled n = enroll("drain-liar", "liars", "tag:edge");
-    JsonObject ingress = new JsonObject().put("name", "web").put("hostname", "web.example.net").put("port", 443);
+    JsonObject ingress = new JsonObject().put("name", "web").put("hostname", "lie.example.net").put("port", 443);
     assertEquals(201, call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/ingress", ingress).statusCode());
     JsonArray active = new JsonArray().add(new JsonObject().put("name", "web").put("state", "active"));
 
