@@ -274,13 +274,14 @@ class PolicyApiTest {
         .put("region", "eu");
     List<String> assigned = new ArrayList<>();
     for (int i = 0; i < 4; i++) {
-      HttpResponse<Buffer> r = http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes", admin, body.copy().put("name", "r-" + i));
+      HttpResponse<Buffer> r = http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes", admin,
+          body.copy().put("name", "r-" + i).put("public_key", Nodes.key()));
       assertEquals(201, r.statusCode(), r.bodyAsString());
       assigned.add(r.bodyAsJsonObject().getJsonObject("node").getString("relay"));
     }
     assertEquals(2, assigned.stream().filter("fra1"::equals).count(), assigned.toString());
     assertEquals(2, assigned.stream().filter("ams1"::equals).count(), assigned.toString());
-    HttpResponse<Buffer> us = http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes", admin, body.copy().put("name", "r-us").put("region", "us"));
+    HttpResponse<Buffer> us = http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes", admin, body.copy().put("name", "r-us").put("region", "us").put("public_key", Nodes.key()));
     assertEquals("nyc1", us.bodyAsJsonObject().getJsonObject("node").getString("relay"));
     HttpResponse<Buffer> nowhere = http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes", admin, body.copy().put("name", "r-x").put("region", "mars"));
     assertEquals(400, nowhere.statusCode());
