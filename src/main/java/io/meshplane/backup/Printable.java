@@ -1,6 +1,6 @@
 package io.meshplane.backup;
 
-/** Text from a snapshot (a file name, a line of the dump) made safe to print: no control characters, bounded. */
+/** What a snapshot command prints of things it did not write itself: names and lines of a snapshot, and error messages. */
 final class Printable {
   private static final int MAX = 120;
 
@@ -15,5 +15,12 @@ final class Printable {
     }
     if (b.length() >= MAX && s.length() > MAX) b.append('…');
     return b.toString();
+  }
+
+  /** An exception's message for one line of stderr (at most 12 lines): no stack trace. */
+  static String message(Throwable e) {
+    String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage().strip();
+    String[] lines = m.split("\n");
+    return lines.length > 12 ? String.join("\n", java.util.Arrays.copyOf(lines, 12)) + "\n…" : m;
   }
 }
