@@ -69,6 +69,7 @@ final class SnapshotRestore {
   String run(Path dir) throws IOException, SQLException {
     Path root = folder(dir);
     Manifest manifest = verifiedManifest(root);
+    checkEntries(dir, root);
     SortedMap<String, byte[]> keys = KeyFiles.readSnapshot(root.resolve(SnapshotExport.KEYS), manifest.keys());
     KeyFiles.checkTarget(keysTarget);
     Path work = Folders.privateTemp("meshplane-restore");
@@ -159,10 +160,21 @@ final class SnapshotRestore {
     }
   }
 
-  /** The snapshot folder: exactly manifest.txt, manifest.sig, meshplane.dump (regular files) and keys/. */
+  /** The snapshot folder, and the public key kept apart from it. */
   private Path folder(Path dir) throws IOException {
     if (!Files.isDirectory(dir)) throw new Refused(dir + " is not a folder: no snapshot there");
     Path root = dir.toRealPath();
+    if (verifyKeyFile.toRealPath().startsWith(root)) {
+      throw new Refused("the public key " + verifyKeyFile + " is inside the snapshot: a snapshot cannot vouch for itself; keep the key apart");
+    }
+    if (KeyFiles.attributes(root.resolve(Manifest.SIGNATURE)) == null) {
+      throw new Refused(dir + " is not signed (no " + Manifest.SIGNATURE + "): a restore accepts only snapshots signed with the snapshot key");
+    }
+    return root;
+  }
+
+  /** Once the manifest verifies: the folder holds exactly manifest.txt, manifest.sig, meshplane.dump (regular files) and keys/. */
+  private static void checkEntries(Path dir, Path root) throws IOException {
     List<String> problems = new ArrayList<>();
     try (DirectoryStream<Path> entries = Files.newDirectoryStream(root)) {
       for (Path p : entries) {
@@ -171,23 +183,18 @@ final class SnapshotRestore {
       }
     }
     if (!problems.isEmpty()) throw new Refused(dir + ": " + String.join("; ", problems));
-    if (KeyFiles.attributes(root.resolve(Manifest.SIGNATURE)) == null) {
-      throw new Refused(dir + " is not signed (no " + Manifest.SIGNATURE + "): a restore accepts only snapshots signed with the snapshot key");
-    }
-    for (String name : List.of(Manifest.FILE, Manifest.SIGNATURE, SnapshotExport.DUMP)) {
-      BasicFileAttributes a = KeyFiles.attributes(root.resolve(name));
-      if (a == null) throw new Refused(dir + " is not a snapshot: " + name + " is missing");
-      if (!a.isRegularFile()) throw new Refused(dir + "/" + name + " is not a regular file" + (a.isSymbolicLink() ? " (a symbolic link)" : ""));
-    }
-    Path keyReal = verifyKeyFile.toRealPath();
-    if (keyReal.startsWith(root)) {
-      throw new Refused("the public key " + verifyKeyFile + " is inside the snapshot: a snapshot cannot vouch for itself; keep the key apart");
-    }
-    return root;
+    BasicFileAttributes a = KeyFiles.attributes(root.resolve(SnapshotExport.DUMP));
+    if (a == null) throw new Refused(dir + " is not a snapshot: " + SnapshotExport.DUMP + " is missing");
+    if (!a.isRegularFile()) throw new Refused(dir + "/" + SnapshotExport.DUMP + " is not a regular file" + (a.isSymbolicLink() ? " (a symbolic link)" : ""));
   }
 
   /** manifest.txt, once its signature verifies with the public key. */
   private Manifest verifiedManifest(Path root) throws IOException {
+    for (String name : List.of(Manifest.FILE, Manifest.SIGNATURE)) {
+      BasicFileAttributes a = KeyFiles.attributes(root.resolve(name));
+      if (a == null) throw new Refused(root + " is not a snapshot: " + name + " is missing");
+      if (!a.isRegularFile()) throw new Refused(root + "/" + name + " is not a regular file" + (a.isSymbolicLink() ? " (a symbolic link)" : ""));
+    }
     byte[] text = read(root.resolve(Manifest.FILE), MAX_MANIFEST);
     byte[] sig = read(root.resolve(Manifest.SIGNATURE), 1024);
     if (!SnapshotSignature.verify(verifyKey, text, sig)) {
