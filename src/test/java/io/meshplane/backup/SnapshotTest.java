@@ -278,7 +278,7 @@ class SnapshotTest {
       Result export = inProcess(Map.of("MESH_PG_URL", source.url(), "MESH_KEYS_DIR", source.keys().toString(),
           SnapshotCommand.SIGNING_KEY_ENV, signingKey.toString()), "export", bad.toString());
       assertEquals(0, export.code(), export.output());
-      // the archive is hostile: a plain pg_restore as a superuser (what ops/snapshot.sh did) runs the program
+      // the archive is hostile: a plain pg_restore as a superuser (what the former bash restore did) runs the program
       String scratch = fx.scratchDatabase();
       SnapshotFixture.sql(scratch, "DROP SCHEMA public"); // the dump of schema public makes it
       Process plain = new ProcessBuilder("pg_restore", "--no-owner", "--no-privileges", "--single-transaction", "--exit-on-error",
