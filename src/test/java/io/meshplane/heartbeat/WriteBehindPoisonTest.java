@@ -73,10 +73,10 @@ class WriteBehindPoisonTest {
     warnings.clear();
     List<String> ids = new ArrayList<>();
     try (Connection c = db.connect(); Statement st = c.createStatement()) {
-      // 1,001 rows with distinct addresses from a range of their own
+      // 1,001 rows with distinct addresses from a range of their own, and keys of their own (one key per node)
       st.execute("INSERT INTO nodes (id, name, team, environment, address, public_key, created_at, updated_at) "
           + "SELECT 'nd_poison' || lpad(g::text, 20, '0'), 'poison-' || g, 'web', 'prod', '100.120.0.0'::inet + g, "
-          + "'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=', now(), now() FROM generate_series(0, 1000) g");
+          + "encode(sha256(('poison-' || g)::bytea), 'base64'), now(), now() FROM generate_series(0, 1000) g");
       try (ResultSet rs = st.executeQuery("SELECT id FROM nodes WHERE name LIKE 'poison-%' ORDER BY id")) {
         while (rs.next()) ids.add(rs.getString(1));
       }
