@@ -13,6 +13,8 @@
 #      median), the hostile requests' answers by kind and status, and the replica's CPU per phase.
 # Usage: bash load-tests/policy-isolation.sh [JAR]
 # Env:   NODES (5000) INTERVAL (5s) PHASE (60s) HOSTILE (8) CHANGE_EVERY (10) HTTP_PORT (18490)
+#        WARMUP (30s): the hostile traffic runs this long before phase A, so that the JIT has compiled its
+#          paths (0s: measure the first exposure, JIT included)
 #        SERVICE_OPTS: extra JVM options for the replica. KEEP_DIR: copy the outputs there.
 # Needs PostgreSQL at 127.0.0.1:5432 (user postgres), python3, curl. Loopback only; bounded waits.
 set -euo pipefail
@@ -23,6 +25,7 @@ INTERVAL="${INTERVAL:-5s}"
 PHASE="${PHASE:-60s}"
 HOSTILE="${HOSTILE:-8}"
 CHANGE_EVERY="${CHANGE_EVERY:-10}"
+WARMUP="${WARMUP:-30s}"
 source "$SCRIPT_DIR/bench-lib.sh"
 WORK="$(mktemp -d)"
 DB="isolation_$$"
@@ -73,21 +76,16 @@ for i in range(45):
 PY
 
 start_s="$(date +%s)"
-ramp=$(( NODES / 100 + 2 * $(to_seconds "$INTERVAL") + 10 ))
-total=$(( ramp + 2 * $(to_seconds "$PHASE") + 15 ))
-log "simulating $NODES agents of calm at $INTERVAL for ${total}s (ramp ${ramp}s, then two phases of $PHASE)"
+ramp=$(( NODES / 40 + 30 ))   # the most enrollment may take (about 85 enrollments/s here, with heartbeats)
+total=$(( ramp + 4 * $(to_seconds "$INTERVAL") + $(to_seconds "$WARMUP") + 2 * $(to_seconds "$PHASE") + 15 ))
+log "simulating $NODES agents of calm at $INTERVAL for up to ${total}s (enrollment, two intervals, then two phases of $PHASE)"
 java -Xmx1g -jar "$JAR" simulate --coordinator "$BASE" --enroll-token "$ENROLL" --nodes "$NODES" --interval "$INTERVAL" \
   --duration "${total}s" --tags "tag:t0" --spread-tags 100 --concurrency 64 >"$WORK/sim.out" 2>"$WORK/sim.err" &
 SIM=$!
-sleep "$ramp"
+for _ in $(seq 1 "$ramp"); do grep -q "enrolled $NODES/$NODES" "$WORK/sim.out" && break; sleep 1; done
 grep -q "enrolled $NODES/$NODES" "$WORK/sim.out" || { log "not every agent enrolled in ${ramp}s"; tail -3 "$WORK/sim.out"; exit 1; }
-cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-A0=$(( $(date +%s) - start_s )); CA0="$(cpu_of "$PID")"
-log "phase A (the fleet alone) from +${A0}s"
-sleep "$(to_seconds "$PHASE")"
-B0=$(( $(date +%s) - start_s )); CB0="$(cpu_of "$PID")"
-log "phase B (the fleet, $HOSTILE hostile preview clients, a policy change every ${CHANGE_EVERY}s) from +${B0}s"
-python3 - "$BASE" "$ADMIN" "$CALM_MON" "$WORK/loud-tokens.txt" "$(to_seconds "$PHASE")" "$CHANGE_EVERY" >"$WORK/hostile.out" <<'PY' &
+sleep $(( 2 * $(to_seconds "$INTERVAL") ))   # every agent current before the baseline starts
+cat >"$WORK/hostile.py" <<'PY'
 import collections, json, sys, threading, time, urllib.error, urllib.request
 base, admin, calm_mon, tokens_file, phase, every = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]), float(sys.argv[6])
 tokens = [l.strip() for l in open(tokens_file) if l.strip()]
@@ -106,7 +104,7 @@ lat = collections.defaultdict(list)
 lock = threading.Lock()
 stop = time.time() + phase
 def post(path, body, token, method="POST"):
-    req = urllib.request.Request(base + path, data=json.dumps(body).encode(), method=method,
+    req = urllib.request.Request(base + path, data=json.dumps(body, separators=(",", ":")).encode(), method=method,
                                  headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
     t0 = time.time()
     try:
@@ -126,7 +124,7 @@ def client(i):
         code, secs = post("/v1/acl/preview?team=%s&environment=prod" % team, body, token)
         with lock:
             counts[(kind, code)] += 1
-            lat[kind].append(secs)
+            lat[(kind, code)].append(secs)
 def changes():
     k = 1
     while time.time() < stop:
@@ -135,20 +133,49 @@ def changes():
         code, secs = post("/v1/acl?team=calm&environment=prod", pol, admin, "PUT")
         with lock:
             counts[("policy-change", code)] += 1
-            lat["policy-change"].append(secs)
+            lat[("policy-change", code)].append(secs)
         k += 1
         time.sleep(max(0, every - secs))
 threads = [threading.Thread(target=client, args=(i,)) for i in range(len(tokens))] + [threading.Thread(target=changes)]
 for t in threads: t.start()
 for t in threads: t.join()
 for (kind, code), n in sorted(counts.items(), key=lambda x: (x[0][0], str(x[0][1]))):
-    xs = sorted(lat[kind])
+    xs = sorted(lat[(kind, code)])
     print("| %s | %s | %d | %.0f ms | %.0f ms |" % (kind, code, n, xs[len(xs) // 2] * 1000, xs[-1] * 1000))
 PY
+cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# CPU seconds per thread group of the replica (event loops, policy workers, Vert.x workers, Hazelcast, GC, the rest)
+threads_cpu() {
+  for t in /proc/"$PID"/task/*; do
+    printf '%s\t%s\n' "$(cat "$t/comm")" "$(awk '{print $14 + $15}' "$t/stat")"
+  done | python3 -c '
+import re, sys
+groups = {}
+for line in sys.stdin:
+    name, ticks = line.rstrip("\n").rsplit("\t", 1)
+    g = ("event_loops" if name.startswith("vert.x-eventloo") else "policy_workers" if name.startswith("meshplane-polic")
+         else "vertx_workers" if name.startswith("vert.x-worker") else "hazelcast" if name.startswith("hz.") else
+         "GC" if re.match(r"(GC|G1|VM Thread)", name) else "JIT" if name.startswith("C1 ") or name.startswith("C2 ") else "other")
+    groups[g] = groups.get(g, 0) + int(ticks)
+print(" ".join("%s=%d" % (k, v) for k, v in sorted(groups.items())))'
+}
+if [[ "$(to_seconds "$WARMUP")" -gt 0 ]]; then
+  # the same hostile traffic once before measuring: the JIT compiles its paths (about a third of a core for
+  # the first half minute on first exposure), so the phases compare steady states
+  log "warm-up: hostile traffic for $WARMUP, then two intervals of rest"
+  python3 "$WORK/hostile.py" "$BASE" "$ADMIN" "$CALM_MON" "$WORK/loud-tokens.txt" "$(to_seconds "$WARMUP")" "$CHANGE_EVERY" >"$WORK/warmup.out"
+  sleep $(( 2 * $(to_seconds "$INTERVAL") ))
+fi
+A0=$(( $(date +%s) - start_s )); CA0="$(cpu_of "$PID")"; TA0="$(threads_cpu)"
+log "phase A (the fleet alone) from +${A0}s"
+sleep "$(to_seconds "$PHASE")"
+B0=$(( $(date +%s) - start_s )); CB0="$(cpu_of "$PID")"; TB0="$(threads_cpu)"
+log "phase B (the fleet, $HOSTILE hostile preview clients, a policy change every ${CHANGE_EVERY}s) from +${B0}s"
+python3 "$WORK/hostile.py" "$BASE" "$ADMIN" "$CALM_MON" "$WORK/loud-tokens.txt" "$(to_seconds "$PHASE")" "$CHANGE_EVERY" >"$WORK/hostile.out" &
 HOST=$!
 wait "$HOST" || true
 HOST=""
-B1=$(( $(date +%s) - start_s )); CB1="$(cpu_of "$PID")"
+B1=$(( $(date +%s) - start_s )); CB1="$(cpu_of "$PID")"; TB1="$(threads_cpu)"
 log "phase B ended at +${B1}s; waiting for the simulator"
 wait "$SIM" || log "the simulator exited with $?"
 SIM=""
@@ -177,6 +204,17 @@ print("| phase | 10 s periods | heartbeats/s | p50 per period | p99 per period |
 print("|---|---:|---:|---|---|---:|---|---:|")
 phase("A: the fleet alone", a0, b0, (cb0 - ca0) / tick / max(1, b0 - a0))
 phase("B: + hostile previews and policy changes", b0, b1, (cb1 - cb0) / tick / max(1, b1 - b0))
+PY
+python3 - "$TA0" "$TB0" "$TB1" "$A0" "$B0" "$B1" "$(getconf CLK_TCK)" <<'PY'
+import sys
+def parse(s): return {k: int(v) for k, v in (kv.split("=") for kv in s.split())}
+a0, b0, b1 = parse(sys.argv[1]), parse(sys.argv[2]), parse(sys.argv[3])
+ta, tb, tick = int(sys.argv[5]) - int(sys.argv[4]), int(sys.argv[6]) - int(sys.argv[5]), float(sys.argv[7])
+print()
+print("| replica threads | phase A (cores) | phase B (cores) |")
+print("|---|---:|---:|")
+for k in sorted(set(b1) | set(a0)):
+    print("| %s | %.2f | %.2f |" % (k, (b0.get(k, 0) - a0.get(k, 0)) / tick / max(1, ta), (b1.get(k, 0) - b0.get(k, 0)) / tick / max(1, tb)))
 PY
 echo
 echo "| hostile request | status | answered | median | max |"

@@ -215,7 +215,11 @@ public final class ConfigLoader {
     if (perCaller > max) {
       throw bad(Setting.POLICY_MAX_PER_CALLER, v.get(Setting.POLICY_MAX_PER_CALLER.key), "is above policy.max_evaluations (" + max + ")");
     }
-    return new io.meshplane.common.BoundedWork.Limits(threads, max, perCaller,
+    int perTeam = intIn(v, Setting.POLICY_MAX_PER_TEAM, 1, 1000);
+    if (perTeam > max) {
+      throw bad(Setting.POLICY_MAX_PER_TEAM, v.get(Setting.POLICY_MAX_PER_TEAM.key), "is above policy.max_evaluations (" + max + ")");
+    }
+    return new io.meshplane.common.BoundedWork.Limits(threads, max, perCaller, perTeam,
         duration(v, Setting.POLICY_DEADLINE, Duration.ofMillis(100), Duration.ofMinutes(10)));
   }
 

@@ -40,6 +40,7 @@ public enum Setting {
   POLICY_WORKERS("policy.workers", "MESH_POLICY_WORKERS", "1", "threads that evaluate policy tests, previews and compile estimates (never an event loop)"),
   POLICY_MAX_EVALUATIONS("policy.max_evaluations", "MESH_POLICY_MAX_EVALUATIONS", "4", "policy evaluations running or queued per replica; more are refused with 503 and Retry-After"),
   POLICY_MAX_PER_CALLER("policy.max_per_caller", "MESH_POLICY_MAX_PER_CALLER", "2", "policy evaluations of one token or panel user at a time; more are refused with 429 and Retry-After"),
+  POLICY_MAX_PER_TEAM("policy.max_per_team", "MESH_POLICY_MAX_PER_TEAM", "2", "policy evaluations about one team and environment at a time, whoever asks; more are refused with 429 and Retry-After"),
   POLICY_DEADLINE("policy.deadline", "MESH_POLICY_DEADLINE", "10s", "a policy evaluation (time queued included) that runs longer stops with 503 and Retry-After"),
   RELAYS("relays", "MESH_RELAYS", "[]", "relays nodes are assigned to: a list of {name, region, url} (the env value as JSON)"),
   WRITEBEHIND_MAX_BACKLOG("writebehind.max_backlog", "MESH_WRITEBEHIND_MAX_BACKLOG", "1000000", "dirty live entries above which /readyz reports the write-behind DOWN"),

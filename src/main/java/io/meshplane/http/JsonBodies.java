@@ -19,7 +19,8 @@ import java.util.Locale;
  *       encoding; else 415. So a multipart or form body is never decoded at all (the body reader would
  *       otherwise parse it as a form and hand the route an empty body).
  *   <li>{@link #parse} reads a POST/PUT/PATCH body as strict JSON ({@link StrictJson}) that must be one
- *       object; else 400 naming the field. The object is kept on the context, so handlers read it with
+ *       object; else 400 naming the field. A body over {@value #PARSE_ON_LOOP_MAX} bytes is read on a
+ *       worker: its cost grows with its size. The object is kept on the context, so handlers read it with
  *       {@link #object(RoutingContext)} and never parse twice.
  * </ol>
  */
@@ -55,10 +56,28 @@ public final class JsonBodies {
         ctx.fail(unsupported("request bodies must be sent as Content-Type: application/json"));
         return;
       }
-      ctx.put(KEY, StrictJson.parseObject(body.getBytes()));
+      if (body.length() <= PARSE_ON_LOOP_MAX) {
+        ctx.put(KEY, StrictJson.parseObject(body.getBytes()));
+      } else {
+        // a large body (up to 64 KiB: a policy document) costs up to a millisecond to check and build:
+        // on a worker, so that the heartbeats on this event loop do not wait behind it
+        byte[] bytes = body.getBytes();
+        ctx.vertx().executeBlocking(() -> StrictJson.parseObject(bytes), false).onComplete(ar -> {
+          if (ar.failed()) {
+            ctx.fail(ar.cause());
+            return;
+          }
+          ctx.put(KEY, ar.result());
+          ctx.next();
+        });
+        return;
+      }
     }
     ctx.next();
   }
+
+  /** Bodies up to this size (every heartbeat's) are parsed on the event loop; larger ones on a worker. */
+  static final int PARSE_ON_LOOP_MAX = 8 * 1024;
 
   private static Refusal unsupported(String detail) {
     return new Refusal(Refusal.Kind.UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type", detail);

@@ -47,7 +47,8 @@ public final class PolicyModule implements Module, NodePolicy, ChangeLog.Feed {
   private final ChangeFeed feed;
   private final List<ChangeLog.Follower> followers = new java.util.concurrent.CopyOnWriteArrayList<>();
   private final PolicyService service;
-  private final BoundedWork work;
+  private final BoundedWork previews;
+  private final BoundedWork updates;
   private final NodeEvents events;
   private final Cursors cursors;
   private final DriftWatch drift;
@@ -57,8 +58,9 @@ public final class PolicyModule implements Module, NodePolicy, ChangeLog.Feed {
   private long driftTimer = -1;
 
   /**
-   * @param work the limits of this replica's policy work pool (tests, previews and compile estimates
-   *     run there, never on an event loop)
+   * @param work the limits of this replica's policy work pools (tests, previews and compile estimates
+   *     run there, never on an event loop): one for previews, one for updates, so that read-only
+   *     previews (a monitoring token's) can never take the slots a policy update needs
    */
   public PolicyModule(Vertx vertx, HazelcastInstance hz, Pool pool, AuditLog audit, NodeEvents events, MeshMetrics metrics, Cursors cursors,
       BoundedWork.Limits work) {
@@ -68,8 +70,9 @@ public final class PolicyModule implements Module, NodePolicy, ChangeLog.Feed {
     this.cursors = cursors;
     ChangeLog log = new ChangeLog(pool);
     this.feed = new ChangeFeed(pool, log, model, followers);
-    this.work = new BoundedWork(vertx, "policy", work, metrics.registry());
-    this.service = new PolicyService(pool, new PolicyRepository(pool), audit, this, model, this.work,
+    this.previews = new BoundedWork(vertx, "policy", work, metrics.registry());
+    this.updates = new BoundedWork(vertx, "policy-update", work, metrics.registry());
+    this.service = new PolicyService(pool, new PolicyRepository(pool), audit, this, model, previews, updates,
         () -> vertx.eventBus().publish(ANNOUNCE, null));
     this.driftMap = hz.getMap(DRIFT_MAP);
     this.drift = new DriftWatch(vertx, driftMap, new PolicyRepository(pool));
@@ -137,7 +140,8 @@ public final class PolicyModule implements Module, NodePolicy, ChangeLog.Feed {
   @Override
   public Future<Void> stop() {
     vertx.cancelTimer(driftTimer);
-    work.close();
+    previews.close();
+    updates.close();
     String id = feedDeployment;
     return id == null ? Future.succeededFuture() : vertx.undeploy(id);
   }

@@ -43,8 +43,7 @@ final class PolicyRoutes {
     api.route(PUT, "/acl", Permission.ACL_WRITE, "acl.update", "acl", (ctx, caller) -> {
       PolicyService.Scope scope = scope(ctx, caller);
       Long ifMatch = ifMatch(ctx);
-      PolicyDocument doc = PolicyDocument.parse(JsonBodies.required(ctx));
-      return policies.put(caller, Api.request(ctx), scope, doc, ifMatch).map(body -> respond(ctx, body));
+      return policies.put(caller, Api.request(ctx), scope, JsonBodies.required(ctx), ifMatch).map(body -> respond(ctx, body));
     });
     api.route(GET, "/acl/versions", Permission.ACL_READ, "acl.read", null, (ctx, caller) -> {
       PolicyService.Scope scope = scope(ctx, caller);
@@ -89,14 +88,8 @@ final class PolicyRoutes {
         f.error("/node", "give a node, or src, dst and port, not both");
       }
       f.check();
-      PolicyDocument doc;
-      try {
-        doc = PolicyDocument.parse(candidate);
-      } catch (Refusal r) {
-        // the candidate's own pointers, under /policy
-        throw Refusal.invalid(r.errors().stream().map(e -> new Refusal.FieldError("/policy" + e.field(), e.message())).toList());
-      }
-      return policies.preview(caller, scope, doc, node, src, dst, probe == null ? null : probe.proto(), probe == null ? 0 : probe.port())
+      // the candidate is validated (its errors named under /policy) and evaluated on the preview pool
+      return policies.preview(caller, scope, candidate, node, src, dst, probe == null ? null : probe.proto(), probe == null ? 0 : probe.port())
           .map(encoded -> {
             Responses.ok(ctx, encoded);
             return null;

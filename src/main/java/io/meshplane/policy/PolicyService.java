@@ -28,7 +28,8 @@ import java.util.Set;
  * HTTP.
  *
  * <p>Evaluating a policy (its tests, a preview, the estimate of its compile) costs work that grows
- * with the document and the inventory, so it runs on the policy work pool ({@link BoundedWork}: its
+ * with the document and the inventory, so it runs on a policy work pool (previews on one, updates on
+ * another, so that read-only previews never take the slots an update needs; {@link BoundedWork}: its
  * own threads, a deadline, bounded per caller and in all), against this replica's peer model's copy
  * of the team's nodes, never on an event loop and never under a lock. An update evaluates first, then
  * takes the clock's lock only to check that the inventory its tests ran on has not changed since (else
@@ -56,17 +57,19 @@ public final class PolicyService {
   private final AuditLog audit;
   private final NodePolicy caughtUp;
   private final PeerModel model;
-  private final BoundedWork work;
+  private final BoundedWork previews;
+  private final BoundedWork updates;
   private final Runnable announce;
 
-  PolicyService(Pool pool, PolicyRepository policies, AuditLog audit, NodePolicy caughtUp, PeerModel model, BoundedWork work,
-      Runnable announce) {
+  PolicyService(Pool pool, PolicyRepository policies, AuditLog audit, NodePolicy caughtUp, PeerModel model, BoundedWork previews,
+      BoundedWork updates, Runnable announce) {
     this.pool = pool;
     this.policies = policies;
     this.audit = audit;
     this.caughtUp = caughtUp;
     this.model = model;
-    this.work = work;
+    this.previews = previews;
+    this.updates = updates;
     this.announce = announce;
   }
 
@@ -80,8 +83,9 @@ public final class PolicyService {
    * current version, else 409. The policy's tests must pass against the current inventory, else 400
    * naming the test and nothing is stored.
    */
-  public Future<JsonObject> put(Caller caller, RequestInfo request, Scope scope, PolicyDocument doc, Long ifMatch) {
-    return store(caller, request, scope, doc, ifMatch, null);
+  public Future<JsonObject> put(Caller caller, RequestInfo request, Scope scope, JsonObject body, Long ifMatch) {
+    // parsed on the update pool: validating a 64 KiB document costs milliseconds, never an event loop's
+    return store(caller, request, scope, () -> PolicyDocument.parse(body), ifMatch, null);
   }
 
   /** A rollback: stores version {@code from}'s policy again as a new version (audited as {@code acl.rollback}). */
@@ -89,7 +93,7 @@ public final class PolicyService {
     inside(caller, scope);
     return policies.version(scope.team(), scope.environment(), from).compose(old -> {
       if (old == null) return Future.failedFuture(Refusal.notFound("no policy version " + from));
-      return store(caller, request, scope, PolicyDocument.parse(old.policy()), ifMatch, from);
+      return store(caller, request, scope, () -> PolicyDocument.parse(old.policy()), ifMatch, from);
     });
   }
 
@@ -100,7 +104,11 @@ public final class PolicyService {
     }
   }
 
-  private Future<JsonObject> store(Caller caller, RequestInfo request, Scope scope, PolicyDocument doc, Long ifMatch, Long restoredFrom) {
+  /** A document as the update pool parsed it, and the inventory its tests passed on. */
+  private record Evaluated(PolicyDocument doc, PeerModel.Inventory inventory) {}
+
+  private Future<JsonObject> store(Caller caller, RequestInfo request, Scope scope, java.util.function.Supplier<PolicyDocument> doc,
+      Long ifMatch, Long restoredFrom) {
     inside(caller, scope);
     // a stale If-Match fails before any evaluation (it would fail after it anyway)
     Future<Void> fresh = ifMatch == null ? Future.succeededFuture() : policies.current(scope.team(), scope.environment()).compose(c -> {
@@ -115,22 +123,23 @@ public final class PolicyService {
     });
   }
 
-  private Future<Object[]> attempt(Caller caller, RequestInfo request, Scope scope, PolicyDocument doc, Long ifMatch, Long restoredFrom,
-      int attempt) {
-    return evaluate(caller, scope, deadline -> {
+  private Future<Object[]> attempt(Caller caller, RequestInfo request, Scope scope, java.util.function.Supplier<PolicyDocument> parse,
+      Long ifMatch, Long restoredFrom, int attempt) {
+    return evaluate(updates, caller, scope, deadline -> {
+      PolicyDocument doc = parse.get();
       PeerModel.Inventory inventory = model.inventory(scope.team(), scope.environment(), deadline);
       Evaluation e = new Evaluation(doc, inventory.nodes(), deadline);
       List<Refusal.FieldError> failures = e.runTests();
       if (!failures.isEmpty()) throw Refusal.invalid(failures);
       CompileEstimate.of(doc, inventory.nodes(), deadline).check();
-      return inventory;
-    }).compose(inventory -> pool.withTransaction(tx -> tx.query("SELECT seq FROM mesh_clock FOR UPDATE").execute()
-        .compose(v -> ChangeLog.inventoryChangesAfter(tx, inventory.position(), CHANGES_CHECKED))
-        .compose(changes -> moved(scope, inventory, changes) ? Future.failedFuture(new Moved()) : commit(tx, caller, request, scope, doc,
-            ifMatch, restoredFrom))))
+      return new Evaluated(doc, inventory);
+    }).compose(done -> pool.withTransaction(tx -> tx.query("SELECT seq FROM mesh_clock FOR UPDATE").execute()
+        .compose(v -> ChangeLog.inventoryChangesAfter(tx, done.inventory().position(), CHANGES_CHECKED))
+        .compose(changes -> moved(scope, done.inventory(), changes) ? Future.failedFuture(new Moved())
+            : commit(tx, caller, request, scope, done.doc(), ifMatch, restoredFrom))))
         .recover(t -> {
           if (!(t instanceof Moved)) return Future.failedFuture(t);
-          if (attempt < ATTEMPTS) return attempt(caller, request, scope, doc, ifMatch, restoredFrom, attempt + 1);
+          if (attempt < ATTEMPTS) return attempt(caller, request, scope, parse, ifMatch, restoredFrom, attempt + 1);
           return Future.failedFuture(Refusal.unavailable("busy", "the nodes of " + scope.team() + "/" + scope.environment()
               + " changed during each of " + ATTEMPTS + " evaluations of the policy's tests; retry", 2));
         });
@@ -188,12 +197,15 @@ public final class PolicyService {
    * before the request (read-your-writes across replicas: an enrollment on another replica is in the
    * inventory the job sees, within the feed's bounded wait).
    */
-  private <T> Future<T> evaluate(Caller caller, Scope scope, java.util.function.Function<io.meshplane.common.Deadline, T> job) {
-    return ChangeLog.clock(pool).compose(caughtUp::applied).compose(v -> work.submit(caller.id(), WORK, deadline -> {
-      if (io.vertx.core.Context.isOnEventLoopThread()) throw new IllegalStateException("a policy evaluation on an event loop");
-      evaluating.accept(scope);
-      return job.apply(deadline.check());
-    }));
+  private <T> Future<T> evaluate(BoundedWork work, Caller caller, Scope scope,
+      java.util.function.Function<io.meshplane.common.Deadline, T> job) {
+    // admitted first: a refused request costs no database round trip
+    return work.submit(caller.id(), scope.team() + "/" + scope.environment(), WORK,
+        () -> ChangeLog.clock(pool).compose(caughtUp::applied), deadline -> {
+          if (io.vertx.core.Context.isOnEventLoopThread()) throw new IllegalStateException("a policy evaluation on an event loop");
+          evaluating.accept(scope);
+          return job.apply(deadline.check());
+        });
   }
 
   public Future<Buffer> versions(Caller caller, Scope scope, Page page) {
@@ -218,10 +230,11 @@ public final class PolicyService {
    * the inventory, and their results are in {@code tests} (a PUT of it would be refused with the same
    * failures). Evaluated and encoded on the policy work pool: the answer comes back as bytes.
    */
-  public Future<Buffer> preview(Caller caller, Scope scope, PolicyDocument candidate, String node, String src, String dst,
+  public Future<Buffer> preview(Caller caller, Scope scope, JsonObject candidateBody, String node, String src, String dst,
       String proto, int port) {
     inside(caller, scope);
-    return policies.current(scope.team(), scope.environment()).compose(current -> evaluate(caller, scope, deadline -> {
+    return policies.current(scope.team(), scope.environment()).compose(current -> evaluate(previews, caller, scope, deadline -> {
+      PolicyDocument candidate = underPolicy(() -> PolicyDocument.parse(candidateBody));
       PolicyDocument now = current == null ? PolicyDocument.EMPTY : PolicyDocument.parse(current.policy());
       PeerModel.Inventory inventory = model.inventory(scope.team(), scope.environment(), deadline);
       Evaluation after = new Evaluation(candidate, inventory.nodes(), deadline);
@@ -229,12 +242,10 @@ public final class PolicyService {
       JsonObject out = new JsonObject().put("team", scope.team()).put("environment", scope.environment())
           .put("current_version", current == null ? 0 : current.version());
       // the candidate's own tests, against the same inventory: what a PUT of it would say, before saving
-      try {
+      underPolicy(() -> {
         after.checkSize();
-      } catch (Refusal r) {
-        // the candidate's own pointers, under /policy (as its parse errors are)
-        throw Refusal.invalid(r.errors().stream().map(e -> new Refusal.FieldError("/policy" + e.field(), e.message())).toList());
-      }
+        return null;
+      });
       JsonArray failures = new JsonArray();
       for (Refusal.FieldError e : after.runTests()) failures.add(new JsonObject().put("field", e.field()).put("message", e.message()));
       out.put("tests", new JsonObject().put("run", candidate.tests().size()).put("passed", failures.isEmpty()).put("failures", failures));
@@ -267,6 +278,15 @@ public final class PolicyService {
       }
       return out.toBuffer();
     }));
+  }
+
+  /** Runs {@code check} of the candidate; its refusal names the candidate's own pointers under {@code /policy}. */
+  private static <T> T underPolicy(java.util.function.Supplier<T> check) {
+    try {
+      return check.get();
+    } catch (Refusal r) {
+      throw Refusal.invalid(r.errors().stream().map(e -> new Refusal.FieldError("/policy" + e.field(), e.message())).toList());
+    }
   }
 
   /** The first {@value #PREVIEW_LIST_MAX} nodes of {@code set}, in inventory order. */

@@ -69,12 +69,14 @@ class PolicyIsolationTest {
     List<Nodes.Enrolled> calm = new ArrayList<>();
     for (int i = 0; i < 3; i++) calm.add(Nodes.enroll(http, a.coordinatorPort(), admin, "calm-" + i, "calm", "prod"));
     Nodes.enroll(http, a.coordinatorPort(), admin, "loud-0", "loud", "prod");
+    Nodes.enroll(http, a.coordinatorPort(), admin, "busy-0", "busy", "prod");
     String monitor = Tokens.issue(a, "loud", "prod", Surface.MONITORING).jwt();
     String monitor2 = Tokens.issue(a, "loud", "prod", Surface.MONITORING).jwt();
+    String calmMonitor = Tokens.issue(a, "calm", "prod", Surface.MONITORING).jwt();
     CountDownLatch release = new CountDownLatch(1);
     AtomicInteger held = new AtomicInteger();
     PolicyService.evaluating = scope -> {
-      if (!scope.team().equals("loud")) return;
+      if (!scope.team().equals("loud") && !scope.team().equals("busy")) return;
       held.incrementAndGet();
       try {
         release.await(60, TimeUnit.SECONDS);
@@ -92,6 +94,10 @@ class PolicyIsolationTest {
       assertEquals(429, third.statusCode(), third.bodyAsString());
       assertEquals("rate_limited", third.bodyAsJsonObject().getString("code"));
       assertTrue(Integer.parseInt(third.getHeader("Retry-After")) > 0);
+      // and so is the team's share, whatever token asks (policy.max_per_team): loud cannot take every slot
+      HttpResponse<Buffer> sameTeam = Http.await(preview(a, monitor2), 30);
+      assertEquals(429, sameTeam.statusCode(), sameTeam.bodyAsString());
+      assertTrue(sameTeam.bodyAsJsonObject().getString("detail").contains("loud/prod"), sameTeam.bodyAsString());
 
       // meanwhile, on the same replica: another team's heartbeats and the probes answer at once
       for (int round = 0; round < 5; round++) {
@@ -113,10 +119,10 @@ class PolicyIsolationTest {
       HttpResponse<Buffer> put = http.send(HttpMethod.PUT, a.coordinatorPort(), "/v1/acl?team=calm&environment=prod", admin, policy);
       assertEquals(200, put.statusCode(), put.bodyAsString());
 
-      // the pool's bound in all: 2 held + 2 more queued (another caller) fill policy.max_evaluations (4); the fifth is refused
-      List<Future<HttpResponse<Buffer>>> queued = List.of(preview(a, monitor2), preview(a, monitor2));
+      // the pool's bound in all: 2 held + 2 of another team (one held, one queued) fill policy.max_evaluations (4); the fifth is refused
+      List<Future<HttpResponse<Buffer>>> queued = List.of(preview(a, admin, "busy"), preview(a, admin, "busy"));
       awaitFact(() -> metric(a, "mesh_work_in_flight{pool=\"policy\"}") == 4, "four evaluations in flight");
-      HttpResponse<Buffer> fifth = Http.await(preview(a, admin), 30);
+      HttpResponse<Buffer> fifth = Http.await(preview(a, calmMonitor, "calm"), 30);
       assertEquals(503, fifth.statusCode(), fifth.bodyAsString());
       assertEquals("busy", fifth.bodyAsJsonObject().getString("code"));
       assertTrue(Integer.parseInt(fifth.getHeader("Retry-After")) > 0);
@@ -214,10 +220,14 @@ class PolicyIsolationTest {
   }
 
   static Future<HttpResponse<Buffer>> preview(Meshplane via, String token) {
+    return preview(via, token, "loud");
+  }
+
+  static Future<HttpResponse<Buffer>> preview(Meshplane via, String token, String team) {
     JsonObject body = new JsonObject().put("policy", new JsonObject().put("grants", new JsonArray().add(PolicyApiTest.grant("*", "*", "tcp/22"))))
-        .put("node", "loud-0");
-    return http.request(HttpMethod.POST, via.coordinatorPort(), "/v1/acl/preview?team=loud&environment=prod").bearerTokenAuthentication(token)
-        .putHeader("Content-Type", "application/json").sendBuffer(Buffer.buffer(body.encode()));
+        .put("node", team + "-0");
+    return http.request(HttpMethod.POST, via.coordinatorPort(), "/v1/acl/preview?team=" + team + "&environment=prod")
+        .bearerTokenAuthentication(token).putHeader("Content-Type", "application/json").sendBuffer(Buffer.buffer(body.encode()));
   }
 
   static double metric(Meshplane via, String series) {
