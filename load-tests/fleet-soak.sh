@@ -203,7 +203,9 @@ if ops_pct > 0:
     events.append((rekey_at, "rekey", 0)); events.append((move_at, "move", 0))
 events.sort()
 policy_times, op_ids, op_answers = [], [], {}
+change_windows = []  # (from, to) in seconds since t0: the sweep before the PUT until every agent acknowledged it
 def reach(k):
+    w0 = time.time() - t0
     before = sweep()
     # every grant changes its port and its direction: the rules of every node change
     pol = {"grants": [{"src": ["tag:t%d" % (2 * i + k % 2)], "dst": ["tag:t%d" % (2 * i + 1 - k % 2)], "ports": ["tcp/%d" % (1000 + i + 100 * k)]}
@@ -224,6 +226,7 @@ def reach(k):
             if applied and a is not None and c is not None and a >= c: pending.discard(n)
         if pending: time.sleep(1)
     took = time.time() - t
+    change_windows.append((w0, time.time() - t0))
     if pending:
         fail.append("policy change %d (version %s): %d of %d agents had not acknowledged it after %.0f s (3 intervals)" % (k, version, len(pending), len(before), took))
         policy_times.append("v%s: NOT reached by %d agents" % (version, len(pending)))
@@ -305,6 +308,17 @@ try:
         ms = re.match(r"\[sim\s+(\d+)s\].*\| p50 (\S+) ms p99 (\S+) ms p99\.9 (\S+) ms \|", l)
         if ms and steady0 + 10 <= int(ms.group(1)) <= s1 - t0: steady_lat.append((float(ms.group(2)), float(ms.group(3)), float(ms.group(4))))
 except OSError: pass
+changing = []
+try:
+    for l in open(os.path.join(work, "sim.out")).read().splitlines():
+        ms = re.match(r"\[sim\s+(\d+)s\].*\| p50 (\S+) ms p99 (\S+) ms p99\.9 (\S+) ms \|", l)
+        # a period (the 10 s before its line) that overlaps a change's window
+        if ms and any(lo < int(ms.group(1)) and int(ms.group(1)) - 10 < hi for lo, hi in change_windows):
+            changing.append(float(ms.group(3)))
+except OSError: pass
+if changing:
+    row("p99 per 10 s while policy changes spread (simulator)", "%.0f-%.0f ms, %d of %d periods above 50 ms" % (
+        min(changing), max(changing), sum(1 for x in changing if x > 50), len(changing)))
 if steady_lat:
     row("latency per 10 s in the steady window (simulator)", "p50 %.2f-%.2f ms, p99 %.2f-%.2f ms, p99.9 %.2f-%.2f ms (%d periods)" % (
         min(a for a, _, _ in steady_lat), max(a for a, _, _ in steady_lat), min(b for _, b, _ in steady_lat), max(b for _, b, _ in steady_lat),
