@@ -5,7 +5,7 @@ import io.meshplane.common.RequestInfo;
 import io.vertx.core.Future;
 
 /**
- * The one way to refuse a caller on the record (SPEC §6: denied attempts are audited): records the
+ * The one way to refuse a caller on the record (API.md §7: denied attempts are audited): records the
  * denial, then fails with the refusal. Implemented by the audit trail; used by the route guard and by
  * services that refuse on their own rules (no escalation, scope).
  */

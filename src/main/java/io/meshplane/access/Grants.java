@@ -21,7 +21,7 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The one table of who may do what (SPEC §3 and §7): each token surface and each panel role, with its
+ * The one table of who may do what (API.md §4 and §17): each token surface and each panel role, with its
  * permissions and the token surfaces it may mint and manage (create, rotate, revoke). Every check in
  * the code asks a {@link Caller}, which carries its row; nothing compares a surface or a role by name.
  */

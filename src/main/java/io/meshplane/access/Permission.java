@@ -1,7 +1,7 @@
 package io.meshplane.access;
 
 /**
- * What a caller may do (SPEC §3, §7). Routes declare exactly one; the {@link Grants} table says which
+ * What a caller may do (API.md §4, §17). Routes declare exactly one; the {@link Grants} table says which
  * surfaces (tokens) and roles (people) hold which.
  */
 public enum Permission {
@@ -16,7 +16,7 @@ public enum Permission {
   AUDIT_READ("audit:read"),
   EVENTS_READ("events:read"),
   HEARTBEAT("heartbeat"),
-  /** Managing panel users: the admin role only (SPEC §7); no token surface holds it. */
+  /** Managing panel users: the admin role only (API.md §17); no token surface holds it. */
   USERS_MANAGE("users:manage");
 
   public final String wire;

@@ -2,7 +2,7 @@ package io.meshplane.access;
 
 import java.util.Locale;
 
-/** The panel's roles for people (SPEC §7); what each may do is in the {@link Grants} table. */
+/** The panel's roles for people (API.md §17); what each may do is in the {@link Grants} table. */
 public enum Role {
   ADMIN,
   OPERATOR,

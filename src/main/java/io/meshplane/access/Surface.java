@@ -3,7 +3,7 @@ package io.meshplane.access;
 import java.util.Locale;
 
 /**
- * The surfaces of SPEC §3: what a token is meant for. What each may do is in the {@link Grants}
+ * The surfaces of API.md §4: what a token is meant for. What each may do is in the {@link Grants}
  * table, together with the panel's roles.
  */
 public enum Surface {

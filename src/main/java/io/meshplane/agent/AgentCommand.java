@@ -15,7 +15,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code meshplane agent}: the reference node agent (SPEC §11). Runs until SIGTERM (exit 0); exit 2 for
+ * {@code meshplane agent}: the reference node agent (API.md §18). Runs until SIGTERM (exit 0); exit 2 for
  * bad flags, 3 when it cannot start or its enrollment is refused.
  */
 @Command(name = "agent", mixinStandardHelpOptions = true, sortOptions = false,

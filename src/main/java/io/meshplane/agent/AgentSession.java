@@ -12,7 +12,7 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * One node's side of the coordinator protocol (SPEC §4 enrollment, §5 heartbeat), the same code for
+ * One node's side of the coordinator protocol (API.md §8 enrollment, §11 heartbeat), the same code for
  * the reference agent and for every node of the fleet simulator: the enrollment request, the heartbeat
  * body, applying an answer (relay, peers full and delta, acl, ingress, services), executing commands
  * and reporting their results, and where to send next and when (failover and back-off). It does no
@@ -165,7 +165,7 @@ public final class AgentSession {
   }
 
   /**
-   * The heartbeat body (SPEC §5), written into {@code sb} (cleared first; a simulator reuses one per
+   * The heartbeat body (API.md §11), written into {@code sb} (cleared first; a simulator reuses one per
    * event loop). Members the node does not hold are left out: no relay before one is assigned, no
    * ingress or services before the first answer, {@code known} only with the versions held.
    */

@@ -2,7 +2,7 @@ package io.meshplane.audit;
 
 import io.meshplane.access.Caller;
 
-/** Who did something, as the audit trail names it (SPEC §6): {@code token}, {@code node}, {@code user} or {@code cli}. */
+/** Who did something, as the audit trail names it (API.md §7): {@code token}, {@code node}, {@code user} or {@code cli}. */
 public record Actor(String type, String id, String name) {
   public static Actor of(Caller caller) {
     return new Actor(caller.kind().wire, caller.id(), caller.name());

@@ -7,7 +7,7 @@ import io.vertx.core.json.JsonObject;
 import java.time.Instant;
 
 /**
- * One entry of the audit trail (SPEC §6). {@code team}/{@code environment} place the event inside a
+ * One entry of the audit trail (API.md §7). {@code team}/{@code environment} place the event inside a
  * scope (the target's, or for a denied attempt the actor's) so audit readers see only their own.
  * {@code details} is null for most actions.
  */

@@ -21,7 +21,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The audit trail (SPEC §6) and its SQL. A change and its event go in the same transaction
+ * The audit trail (API.md §7) and its SQL. A change and its event go in the same transaction
  * ({@link #record} takes the caller's connection); a denied attempt, which changes nothing, gets its
  * own insert ({@link #refuse}, the {@link Denials} of every guard and service). Events carry ids and
  * names, never secrets. This package knows callers only as {@link Actor}s and imports no feature.

@@ -17,7 +17,7 @@ public interface AgentCredentials {
   record Credential(String jwt, Instant expires) {}
 
   /**
-   * Issues the {@code agent} token of a node (SPEC §4): scope the node's team and environment, the
+   * Issues the {@code agent} token of a node (API.md §8): scope the node's team and environment, the
    * single permission {@code heartbeat}, {@code sub} the node id, lifetime {@code tokens.max_lifetime}.
    *
    * @param issuedBy the id of whoever enrolls the node (recorded as {@code created_by})

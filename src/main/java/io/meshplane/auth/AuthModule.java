@@ -15,7 +15,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Scoped tokens as a module (SPEC §3): the bearer-token way in ({@link #authenticator()}), the token
+ * Scoped tokens as a module (API.md §5): the bearer-token way in ({@link #authenticator()}), the token
  * endpoints, agent credentials for the node feature ({@link #agentCredentials()}), the cluster-wide
  * denylist (loaded at start, reconciled every 30 s) and the coalesced last-use writes (every 5 s).
  */

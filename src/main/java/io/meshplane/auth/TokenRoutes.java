@@ -31,7 +31,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
 import java.util.stream.Collectors;
 
-/** The token endpoints of SPEC §3 ({@code /auth/…} under an API): parsing here, rules in {@link TokenService}. */
+/** The token endpoints of API.md §5 ({@code /auth/…} under an API): parsing here, rules in {@link TokenService}. */
 public final class TokenRoutes {
   private TokenRoutes() {}
 

@@ -26,7 +26,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The rules of SPEC §3: no escalation (a new token's scope lies inside its creator's, and only
+ * The rules of API.md §5: no escalation (a new token's scope lies inside its creator's, and only
  * callers whose grants may mint a surface create, rotate or revoke tokens of it), revocation and
  * rotation that reach every replica, and an audit event in the same transaction as each change.
  * Revoking or rotating touches tokens only: never nodes. Takes validated values and the
@@ -86,7 +86,7 @@ public final class TokenService {
     return null;
   }
 
-  /** Agent tokens are made by enrollment only (SPEC §4): nobody mints one, not even the command line. Null for any other surface. */
+  /** Agent tokens are made by enrollment only (API.md §8): nobody mints one, not even the command line. Null for any other surface. */
   static Refusal agentRefusal(Scope scope) {
     return scope.surface() == Surface.AGENT ? Refusal.forbidden("agent tokens are issued to nodes at enrollment only") : null;
   }
@@ -120,7 +120,7 @@ public final class TokenService {
   }
 
   /**
-   * SPEC §7: an operator person manages the tokens of scripts, "tokens whose surface is not admin":
+   * API.md §17: an operator person manages the tokens of scripts, "tokens whose surface is not admin":
    * admin tokens are not theirs to read either (a 404, as for a token outside their scope). Whoever
    * may mint admin tokens sees them.
    */

@@ -9,7 +9,7 @@ import java.util.concurrent.Callable;
 import java.util.function.Function;
 
 /**
- * Keyset pagination (SPEC §2): {@code ?limit=1..1000} (default 100) and an opaque {@code cursor} that
+ * Keyset pagination (API.md §2): {@code ?limit=1..1000} (default 100) and an opaque {@code cursor} that
  * encodes the sort key of the last item returned, signed for its list. Queries ask for
  * {@code limit + 1} rows; the extra row only tells whether there is a next page. Stable under
  * inserts, O(limit) per page at any depth. A value: services and repositories take it; the HTTP layer

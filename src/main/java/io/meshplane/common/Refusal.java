@@ -3,7 +3,7 @@ package io.meshplane.common;
 import java.util.List;
 
 /**
- * A request the service refuses, with a place in the contract (SPEC §2): what kind of refusal it is,
+ * A request the service refuses, with a place in the contract (API.md §1): what kind of refusal it is,
  * a stable {@code code}, a detail for people and, for validation, the fields at fault. Services and
  * repositories throw it (or fail a future with it) without knowing about HTTP; the one failure
  * handler of the HTTP layer turns its {@link Kind} into a status and a problem+json body. No stack

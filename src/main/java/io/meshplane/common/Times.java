@@ -6,7 +6,7 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 
-/** Timestamps on the wire: ISO 8601 UTC with {@code Z}, millisecond precision (SPEC §2). */
+/** Timestamps on the wire: ISO 8601 UTC with {@code Z}, millisecond precision (API.md §1). */
 public final class Times {
   private static final DateTimeFormatter WIRE = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
 

@@ -21,7 +21,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Heartbeats and live state as a module (SPEC §5): the heartbeat route (machines' API only), the live
+ * Heartbeats and live state as a module (API.md §11): the heartbeat route (machines' API only), the live
  * map and its view for the inventory ({@link #liveNodes()}), the write-behind, the staleness monitor,
  * the cold-start seeding, the node state events ({@code GET /events}) and the {@code writebehind}
  * readiness check. Changes it finds (endpoints, reported relay and key, stale and online again) are

@@ -12,7 +12,7 @@ import java.util.Set;
 import java.util.function.Predicate;
 
 /**
- * A validated heartbeat (SPEC §5). Every field is optional; every field present is checked, and any
+ * A validated heartbeat (API.md §11). Every field is optional; every field present is checked, and any
  * problem rejects the whole heartbeat (400 naming the fields) before anything is applied.
  */
 public record HeartbeatRequest(

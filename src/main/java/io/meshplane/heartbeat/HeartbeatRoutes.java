@@ -16,7 +16,7 @@ import io.meshplane.node.NodeWork;
 import io.vertx.core.buffer.Buffer;
 
 /**
- * {@code POST /nodes/{id}/heartbeat} under the machines' API (SPEC §5), the hot path: token from the verifier's cache, strict
+ * {@code POST /nodes/{id}/heartbeat} under the machines' API (API.md §11), the hot path: token from the verifier's cache, strict
  * validation, then the live state goes into the cluster map through this event loop's
  * {@link HeartbeatBatcher}. No PostgreSQL, no blocking call. The answer's relay, peers and acl come
  * from the policy feature ({@link NodePolicy}), its services, ingress and commands from the operations

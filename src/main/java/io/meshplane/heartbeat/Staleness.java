@@ -3,7 +3,7 @@ package io.meshplane.heartbeat;
 import java.time.Duration;
 
 /**
- * The status rule of SPEC §5: {@code pending} (never heard from), {@code online}, {@code stale} (last
+ * The status rule of API.md §11: {@code pending} (never heard from), {@code online}, {@code stale} (last
  * heartbeat older than {@code stale_after}). After a cold start of the whole cluster, heartbeats are
  * judged as if they arrived no earlier than the cluster's start: nobody is stale before
  * {@code stale_after} has passed since start, so a coordinator outage does not look like a fleet outage.

@@ -13,7 +13,7 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * Signs and checks the opaque pagination cursors (SPEC §2). A cursor names the list it belongs to
+ * Signs and checks the opaque pagination cursors (API.md §2). A cursor names the list it belongs to
  * and the sort key of the last item returned, and carries an HMAC-SHA256 tag (128 bits) made with the
  * installation's cursor key, which every replica reads from PostgreSQL at start. So a cursor from
  * another list, an edited cursor and a made-up one are each refused with 400 {@code cursor} instead

@@ -21,7 +21,7 @@ public final class Problems {
     send(ctx, status(error.kind()), error.code(), error.getMessage(), errors(error));
   }
 
-  /** The one place a refusal's kind becomes an HTTP status (SPEC §2's table). */
+  /** The one place a refusal's kind becomes an HTTP status (API.md §1's table). */
   public static int status(Refusal.Kind kind) {
     return switch (kind) {
       case INVALID -> 400;

@@ -23,7 +23,7 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
- * The plumbing every HTTP component shares (SPEC §2, §8): request ids, the 64 KiB body limit, the
+ * The plumbing every HTTP component shares (API.md §1, §15): request ids, the 64 KiB body limit, the
  * JSON body check, the probes and metrics, and the one failure handler for everything that goes wrong,
  * including unknown routes (404) and wrong methods (405). Features add their routes to the result.
  */

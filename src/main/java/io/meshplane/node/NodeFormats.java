@@ -6,7 +6,7 @@ import java.net.UnknownHostException;
 import java.util.Base64;
 import java.util.regex.Pattern;
 
-/** The formats of node data (SPEC §4, §9), checked strictly and without any DNS lookup. */
+/** The formats of node data (API.md §8, §1), checked strictly and without any DNS lookup. */
 public final class NodeFormats {
   private static final Pattern DNS_LABEL = Pattern.compile("^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$");
   private static final Pattern TAG = Pattern.compile("^tag:[a-z0-9][a-z0-9-]{0,62}$");

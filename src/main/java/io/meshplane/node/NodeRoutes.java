@@ -24,7 +24,7 @@ import java.util.LinkedHashSet;
 import java.util.Set;
 import java.util.regex.Pattern;
 
-/** {@code /nodes} under an API: enrollment, inventory, deprovisioning (SPEC §4). Parsing here, rules in {@link NodeService}. */
+/** {@code /nodes} under an API: enrollment, inventory, deprovisioning (API.md §8). Parsing here, rules in {@link NodeService}. */
 public final class NodeRoutes {
   private static final Pattern NAME_PREFIX = Pattern.compile("^[a-z0-9-]{1,63}$");
   private static final Pattern AGENT_VERSION = Pattern.compile("[A-Za-z0-9.+_-]{1,64}");

@@ -24,7 +24,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Enrollment, inventory and deprovisioning (SPEC §4). Records live in PostgreSQL; reads overlay the
+ * Enrollment, inventory and deprovisioning (API.md §8). Records live in PostgreSQL; reads overlay the
  * live fields (heartbeat, status, endpoints, reported relay and routes, telemetry) that the heartbeat
  * feature keeps ({@link LiveNodes}), so a heartbeat accepted by any replica shows at once on every
  * replica. Takes validated values and the {@link Caller}, not HTTP. Enrollment and deletion are
@@ -114,7 +114,7 @@ public final class NodeService implements NodeReader {
   }
 
   /**
-   * Re-tag (SPEC §4): the node's tags become {@code tags}. Tags drive the policy, so the change goes into
+   * Re-tag (API.md §8): the node's tags become {@code tags}. Tags drive the policy, so the change goes into
    * the change log with the update, and every replica recomputes the peers, rules and acl_matches of
    * the nodes it affects (and of no other).
    */
@@ -239,7 +239,7 @@ public final class NodeService implements NodeReader {
     return sync;
   }
 
-  /** The node record of SPEC §4: every field present, arrays never null, live fields from the cluster map. */
+  /** The node record of API.md §8: every field present, arrays never null, live fields from the cluster map. */
   public JsonObject toJson(NodeRecord r, LiveNodes.Live l, long now) {
     Long heartbeat = l != null ? Long.valueOf(l.heartbeatAt()) : r.heartbeatAt() == null ? null : r.heartbeatAt().toEpochMilli();
     String[] endpoints = l != null ? l.endpoints() : r.endpoints();

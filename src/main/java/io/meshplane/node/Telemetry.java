@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A node's telemetry (SPEC §4): a JSON object the agent reports as it likes, bounded so that every
+ * A node's telemetry (API.md §8): a JSON object the agent reports as it likes, bounded so that every
  * record stays storable and encodable: at most {@link #MAX_DEPTH} levels (the object itself is level
  * 1), keys of at most {@link #MAX_KEY} characters, at most {@link #MAX_BYTES} bytes encoded, finite
  * numbers, no NUL (the body parser already refuses NUL, lone surrogates and infinities).

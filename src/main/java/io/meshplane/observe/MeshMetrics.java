@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntSupplier;
 
 /**
- * The product's own metric families (SPEC §8), registered at start so dashboards and alerts can be
+ * The product's own metric families (API.md §15), registered at start so dashboards and alerts can be
  * built before the first node exists. No per-node labels: a million nodes must not mean a million series.
  */
 public final class MeshMetrics {

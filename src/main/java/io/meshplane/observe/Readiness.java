@@ -14,7 +14,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * Readiness (SPEC §8): a replica is ready only when every registered check passes. Features add their
+ * Readiness (API.md §15): a replica is ready only when every registered check passes. Features add their
  * checks at wiring time (PostgreSQL answers, the cluster member has joined, deployment finished, ...).
  * Each check has a timeout so a hung dependency reads as DOWN, not as a hung probe. A check may carry
  * details besides its status (the write-behind reports quarantined rows while it stays UP).

@@ -89,7 +89,7 @@ final class OpsBoard implements ChangeLog.Follower {
     return new Work(end.getBytes(StandardCharsets.UTF_8), Map.copyOf(byId));
   }
 
-  /** The command an agent receives for an open operation (SPEC §5 {@code commands}). */
+  /** The command an agent receives for an open operation (API.md §11 {@code commands}). */
   static JsonObject command(Open op) {
     JsonObject c = new JsonObject().put("id", op.id()).put("kind", op.kind());
     switch (op.kind()) {

@@ -24,7 +24,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * Node operations, ingress and services as a module (SPEC §4, §5): the routes, this replica's
+ * Node operations, ingress and services as a module (API.md §9, §11): the routes, this replica's
  * {@link OpsBoard} (following the change log), the expiry sweep, and the {@link NodeWork} door through
  * which the heartbeat asks what to send a node and hands over the agent's command results.
  */

@@ -23,8 +23,8 @@ import java.util.LinkedHashSet;
 import java.util.Set;
 
 /**
- * Services, ingress and operations under an API (SPEC §4). Parsing here, rules in {@link OpsService}.
- * Unknown body fields are ignored (SPEC §2); a body on re-key and drain, when sent, must still be a
+ * Services, ingress and operations under an API (API.md §9). Parsing here, rules in {@link OpsService}.
+ * Unknown body fields are ignored (API.md §1); a body on re-key and drain, when sent, must still be a
  * JSON object.
  */
 final class OpsRoutes {

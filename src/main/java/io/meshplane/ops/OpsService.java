@@ -35,7 +35,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Node operations, ingress and services (SPEC §4): what operators ask for (each a transaction under the
+ * Node operations, ingress and services (API.md §9): what operators ask for (each a transaction under the
  * node row's lock: the change, its audit event, the node's new {@code work} in the change log), and
  * how an operation completes: from an agent's result checked against its heartbeat, or at its
  * deadline. Completions run in the background of the heartbeat that brought them: the answer never
@@ -314,7 +314,7 @@ final class OpsService {
     return out;
   }
 
-  /** The operation record of SPEC §4 (every field present). */
+  /** The operation record of API.md §9 (every field present). */
   static JsonObject toJson(OpsRepository.Operation op) {
     return new JsonObject()
         .put("id", op.id())

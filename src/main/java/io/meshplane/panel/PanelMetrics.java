@@ -6,7 +6,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The panel's metrics (SPEC §7): {@code mesh_panel_logins_total{outcome}},
+ * The panel's metrics (API.md §17): {@code mesh_panel_logins_total{outcome}},
  * {@code mesh_panel_csrf_failures_total}, {@code mesh_panel_rate_limited_total{limit}} and
  * {@code mesh_panel_sessions_active} (the sessions whose primary copy this replica holds: summed over
  * the replicas, each session counts once).

@@ -16,7 +16,7 @@ import io.vertx.sqlclient.Pool;
 import java.util.function.Function;
 
 /**
- * The web panel as a module (SPEC §7): people, their sessions and the panel's own routes. It adds
+ * The web panel as a module (API.md §17): people, their sessions and the panel's own routes. It adds
  * sessions, not logic: the panel API ({@code /api/v1}) mounts every other module's routes too, with
  * {@link #authenticator()} as the way in, so nodes, operations, tokens, policy, audit and events are
  * the same services under the same permission table as on {@code /v1}. Its own routes: the session

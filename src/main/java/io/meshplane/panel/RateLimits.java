@@ -11,7 +11,7 @@ import io.vertx.core.Vertx;
 import java.time.Duration;
 
 /**
- * The panel's rate limits (SPEC §7), enforced across all replicas: token buckets kept in a Hazelcast
+ * The panel's rate limits (API.md §17), enforced across all replicas: token buckets kept in a Hazelcast
  * map by Bucket4j (each check is one entry processor on the member that owns the key, so two replicas
  * never count the same bucket twice). Buckets expire from the map once they would be full again, so
  * the map holds only the keys seen recently.

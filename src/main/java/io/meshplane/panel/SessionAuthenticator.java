@@ -12,7 +12,7 @@ import io.vertx.core.http.HttpServerRequest;
 import java.util.List;
 
 /**
- * The panel's way in (SPEC §7): a session cookie, never a bearer token (scripts use the coordinator
+ * The panel's way in (API.md §17): a session cookie, never a bearer token (scripts use the coordinator
  * API). For every request: the session is looked up in the cluster (401 when there is none, or when
  * the session cookie comes more than once), the session's request rate is counted (429 with
  * {@code Retry-After}), and a mutating request must carry exactly one {@code X-CSRF-Token}, equal to

@@ -22,7 +22,7 @@ import java.time.Instant;
 import java.util.Locale;
 
 /**
- * {@code /session} (SPEC §7): sign in, read the session, sign out. The login is the panel's one route
+ * {@code /session} (API.md §17): sign in, read the session, sign out. The login is the panel's one route
  * without a credential: it is rate-limited per source address and per username + address before the
  * password is even checked, answers the same 401 for an unknown user, a wrong password and a
  * disabled user (in the same time: see {@link Passwords}), and issues a new session id on every

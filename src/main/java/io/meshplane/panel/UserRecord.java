@@ -6,7 +6,7 @@ import io.meshplane.common.Times;
 import io.vertx.core.json.JsonObject;
 import java.time.Instant;
 
-/** A panel user as stored (SPEC §7); {@link #toJson} never includes the password hash. */
+/** A panel user as stored (API.md §17); {@link #toJson} never includes the password hash. */
 record UserRecord(String id, String username, String passwordHash, Role role, String team, String environment, boolean disabled,
     Instant createdAt, Instant updatedAt, Instant lastLoginAt, String createdBy) {
 

@@ -19,7 +19,7 @@ import io.vertx.core.json.JsonObject;
 import java.util.Locale;
 import java.util.regex.Pattern;
 
-/** {@code /users} (SPEC §7): the panel's people, for admins ({@code users:manage}). Parsing here, rules in {@link UserService}. */
+/** {@code /users} (API.md §17): the panel's people, for admins ({@code users:manage}). Parsing here, rules in {@link UserService}. */
 final class UserRoutes {
   static final int MAX_USERNAME = 64;
   static final int MIN_PASSWORD = 12;

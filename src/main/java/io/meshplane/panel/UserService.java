@@ -22,7 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Panel users (SPEC §7): create, list, read, change (role, disabled, password), and the login's
+ * Panel users (API.md §17): create, list, read, change (role, disabled, password), and the login's
  * check of a username and password. Every change is audited in its transaction; a change that alters
  * what a person may do (disabled, another role, a new password) ends that person's sessions on every
  * replica. Nobody creates or raises a user beyond themselves: the new user's boundary must lie inside
@@ -167,7 +167,7 @@ public final class UserService {
   }
 
   /**
-   * {@code meshplane user create} (SPEC §3): the first admin, or anyone, written straight to the
+   * {@code meshplane user create} (API.md §5): the first admin, or anyone, written straight to the
    * database, validated as {@code POST /users} and audited as the command line. Blocking: for the
    * command line's thread. A refused field throws a {@link Refusal} naming it.
    */

@@ -9,7 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A team+environment's ACL policy as validated values (SPEC §4): grants of {@code src -> dst} on
+ * A team+environment's ACL policy as validated values (API.md §10): grants of {@code src -> dst} on
  * ports, and the policy's own tests. Parsing names every problem by JSON pointer
  * ({@code /grants/2/ports/0}) and rejects the whole document; nothing here knows nodes.
  *

@@ -31,7 +31,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * ACL policy, peer sets and per-node firewall rules as a module (SPEC §4, §5): the {@code /acl} routes,
+ * ACL policy, peer sets and per-node firewall rules as a module (API.md §10, §11): the {@code /acl} routes,
  * this replica's {@link PeerModel} kept in step with the change log by the {@link ChangeFeed}, and the
  * {@link NodePolicy} door through which the heartbeat and the inventory ask their questions.
  */

@@ -19,7 +19,7 @@ import io.meshplane.node.NodeFormats;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 
-/** {@code /acl} under an API (SPEC §4): the policy, its versions, restore and preview. Parsing here, rules in {@link PolicyService}. */
+/** {@code /acl} under an API (API.md §10): the policy, its versions, restore and preview. Parsing here, rules in {@link PolicyService}. */
 final class PolicyRoutes {
   private PolicyRoutes() {}
 

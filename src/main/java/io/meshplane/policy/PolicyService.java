@@ -23,7 +23,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * ACL policy per team+environment (SPEC §4): read, update with optimistic locking and the policy's own
+ * ACL policy per team+environment (API.md §10): read, update with optimistic locking and the policy's own
  * tests, history, restore of an old version, and previews. Takes values and the {@link Caller}, not
  * HTTP.
  *

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Every node operation end to end with the reference agent as its own process (SPEC §4, §5): services,
+ * Every node operation end to end with the reference agent as its own process (API.md §9, §11): services,
  * a re-key that its peer sees, a relay move, an ingress assigned and drained. The coordinator marks
  * each succeeded only from the agent's result and the effect in its heartbeat.
  */

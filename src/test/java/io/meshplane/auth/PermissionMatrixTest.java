@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * SPEC §3 as a table: every surface against every /v1 route that exists. A route added without a row
+ * API.md §4 as a table: every surface against every /v1 route that exists. A route added without a row
  * here, or mounted without a declared permission, fails this test.
  */
 @Timeout(180)
@@ -75,7 +75,7 @@ class PermissionMatrixTest {
     EXPECTED.put("POST /v1/acl/versions/{version}/restore", Permission.ACL_WRITE);
     EXPECTED.put("POST /v1/acl/preview", Permission.ACL_READ);
     EXPECTED.put("GET /v1/nodes/{id}/peers", Permission.NODES_READ);
-    // SPEC §7: the panel serves the same routes for people (but the machines' own: the heartbeat, whoami)
+    // API.md §17: the panel serves the same routes for people (but the machines' own: the heartbeat, whoami)
     for (Map.Entry<String, Permission> e : EXPECTED.entrySet()) {
       if (e.getKey().endsWith("/heartbeat") || e.getKey().endsWith("/whoami")) continue;
       PANEL.put(e.getKey().replace(" /v1/", " /api/v1/"), e.getValue());
@@ -123,7 +123,7 @@ class PermissionMatrixTest {
     for (Surface s : Surface.values()) {
       assertEquals(new TreeSet<>(spec.get(s)), new TreeSet<>(Grants.of(s).permissionNames()), s.wire);
     }
-    // SPEC §7: admin = the admin surface + managing users; operator = the operator surface + tokens:read/write
+    // API.md §17: admin = the admin surface + managing users; operator = the operator surface + tokens:read/write
     // for tokens whose surface is not admin; viewer = the monitoring surface
     Set<String> admin = new TreeSet<>(spec.get(Surface.ADMIN));
     admin.add("users:manage");

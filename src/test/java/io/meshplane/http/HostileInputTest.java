@@ -74,7 +74,7 @@ class HostileInputTest {
   static final Set<Breakage> FIELD_CHECKS = Set.of(Breakage.WRONG_TYPE, Breakage.NULL_REQUIRED, Breakage.CONTROL_CHARACTER,
       Breakage.LONG_ARRAY);
 
-  /** Deepest nesting a body may have (the server's StrictJsonReader.MAX_DEPTH; SPEC §2 via docs/API.md). */
+  /** Deepest nesting a body may have (the server's StrictJsonReader.MAX_DEPTH; docs/API.md §1). */
   static final int MAX_DEPTH = 32;
 
   enum Kind { STRING, NUMBER, BOOLEAN, OBJECT, ARRAY }
@@ -83,7 +83,7 @@ class HostileInputTest {
    * A field of a body: its place as the JSON parser names it ({@code scope.team}, {@code ingress[0].name}),
    * the name the route's own validation gives it (the same, or a JSON pointer such as
    * {@code /grants/0/src} for a policy), its JSON type, and what it refuses. A field the route does not
-   * read ({@code checked} false: unknown fields are ignored, SPEC §2) only carries breakages of the syntax.
+   * read ({@code checked} false: unknown fields are ignored, API.md §1) only carries breakages of the syntax.
    */
   record Field(String path, String name, Kind kind, boolean refusesNull, boolean refusesControl, boolean checked) {
     Field(String path, Kind kind, boolean refusesNull, boolean refusesControl) {

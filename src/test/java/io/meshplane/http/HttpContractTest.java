@@ -22,7 +22,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** SPEC §2 and §8 against one real replica: the error contract, request ids, probes and metrics. */
+/** API.md §1 and §15 against one real replica: the error contract, request ids, probes and metrics. */
 @Timeout(120)
 class HttpContractTest {
   static TestCluster cluster;

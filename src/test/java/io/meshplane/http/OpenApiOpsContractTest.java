@@ -101,7 +101,7 @@ class OpenApiOpsContractTest {
     // operations: a re-key, a relay move, a drain
     String rekey = check("POST", "/v1/nodes/" + edge + "/rekey", root, null, null, 202).getString("id");
     check("POST", "/v1/nodes/" + edge + "/rekey", root, "{}", null, 409); // one open re-key
-    check("POST", "/v1/nodes/" + edge + "/rekey", root, "{\"force\":true}", null, 409); // unknown fields are ignored (SPEC §2)
+    check("POST", "/v1/nodes/" + edge + "/rekey", root, "{\"force\":true}", null, 409); // unknown fields are ignored (API.md §1)
     check("POST", "/v1/nodes/" + edge + "/rekey", root, "[]", null, 400); // but a body is a JSON object
     check("POST", "/v1/nodes/" + UNKNOWN_NODE + "/rekey", root, null, null, 404);
     check("PUT", "/v1/nodes/" + edge + "/relay", root, "{\"relay\":\"nowhere\"}", null, 400);

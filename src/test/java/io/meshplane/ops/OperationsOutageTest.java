@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Node operations while PostgreSQL is unreachable (SPEC §9, API.md §9 and "Crash and re-delivery"):
+ * Node operations while PostgreSQL is unreachable (API.md §9, "Crash and re-delivery"):
  * heartbeats are answered from the board without waiting for the database and keep carrying the
  * command, a result reported during the outage cannot be written so the operation stays open, new
  * requests are 503, and once PostgreSQL is back the agent's next report completes the operation.

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The panel API for people (SPEC §7) on two real replicas sharing one Hazelcast cluster and one
+ * The panel API for people (API.md §17) on two real replicas sharing one Hazelcast cluster and one
  * PostgreSQL: sessions, CSRF, login lockout, RBAC and the audit trail, each seen from both replicas.
  */
 @Timeout(240)
