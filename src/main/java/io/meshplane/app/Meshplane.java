@@ -15,13 +15,13 @@ import io.meshplane.http.DatabaseFailures;
 import io.meshplane.http.HttpVerticle;
 import io.meshplane.http.Routers;
 import io.meshplane.module.Module;
-import io.meshplane.node.NodeEvents;
 import io.meshplane.node.NodeModule;
 import io.meshplane.observe.HazelcastMetrics;
 import io.meshplane.observe.Observability;
 import io.meshplane.observe.Readiness;
 import io.meshplane.ops.OpsModule;
 import io.meshplane.panel.PanelModule;
+import io.meshplane.changes.ChangesModule;
 import io.meshplane.policy.PolicyModule;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
@@ -109,6 +109,7 @@ public final class Meshplane implements AutoCloseable {
   private volatile AuthModule auth;
   private volatile NodeModule nodes;
   private volatile HeartbeatModule heartbeat;
+  private volatile ChangesModule changes;
   private volatile PolicyModule policy;
   private volatile OpsModule ops;
   private volatile PanelModule panel;
@@ -228,27 +229,29 @@ public final class Meshplane implements AutoCloseable {
     // lists and counts whose cost grows with the data: connections of their own, each statement under postgres.read_timeout
     Pool reads = db.readPool(vertx, config.postgresReadPoolSize(), config.postgresReadTimeout());
 
-    // the features, each with the slice of the replica it needs; node and heartbeat meet only through
-    // the node events and the live view the heartbeat feature offers
+    // the features, each with the slice of the replica it needs; they meet through the change log
+    // (appended, announced, followed) and narrow interfaces, never through each other's insides
+    changes = new ChangesModule(vertx, p, observability.mesh().registry());
     audit = new AuditModule(p, reads, cursors);
     auth = new AuthModule(vertx, hz, p, reads, keys, audit.log(), observability.mesh(), cursors,
         new AuthModule.Settings(config.issuer(), config.tokensMaxLifetime()));
-    NodeEvents events = new NodeEvents(vertx);
-    policy = new PolicyModule(vertx, hz, p, audit.log(), events, observability.mesh(), cursors, config.policyWork());
+    // policy records its drift events in the heartbeat feature's journal (built after it): asked at call time
+    policy = new PolicyModule(vertx, hz, p, changes, (eventId, nodeId) -> heartbeat.drift(eventId, nodeId), audit.log(),
+        observability.mesh(), cursors, config.policyWork());
     // operations answer with the node record, which the node feature (built last) reads: asked at call time
-    ops = new OpsModule(vertx, p, audit.log(), policy, (caller, id) -> nodes.service().get(caller, id), config.relays(),
+    ops = new OpsModule(vertx, p, audit.log(), changes, (caller, id) -> nodes.service().get(caller, id), config.relays(),
         observability.mesh(), cursors, config.operationsDeadline());
-    heartbeat = new HeartbeatModule(vertx, hz, p, reads, events, policy, ops, observability.mesh(), cursors, new HeartbeatModule.Settings(
+    heartbeat = new HeartbeatModule(vertx, hz, p, reads, changes, policy, ops, observability.mesh(), cursors, new HeartbeatModule.Settings(
         config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog(), config.pendingTtl()));
-    nodes = new NodeModule(p, reads, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), events, policy, config.relays(), cursors,
+    nodes = new NodeModule(p, reads, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), changes, policy, config.relays(), cursors,
         config.addressPool());
     // the panel reads the overview's numbers from the features through these functions, knowing none of them
     long intervalSeconds = Math.max(1, config.heartbeatInterval().toSeconds());
     panel = new PanelModule(vertx, hz, p, audit.log(), observability.mesh(), cursors, config.panel(), new PanelModule.Sources(
         caller -> nodes.service().counts(caller), ops::inFlight, policy::drifting, intervalSeconds));
-    // policy loads (with the operations board, which follows its feed) and starts before the heartbeat
-    // route is served: answers come from its model and the board
-    List<Module> all = List.of(policy, ops, heartbeat, auth, nodes, audit, panel);
+    // the change log loads its followers (the peer model, the operations board) and starts first, then
+    // policy and operations, before the heartbeat route is served: answers come from the model and the board
+    List<Module> all = List.of(changes, policy, ops, heartbeat, auth, nodes, audit, panel);
     for (Module m : all) m.checks(readiness);
     pool = p;
     for (Module m : all) {
@@ -457,6 +460,10 @@ public final class Meshplane implements AutoCloseable {
 
   public HeartbeatModule heartbeat() {
     return heartbeat;
+  }
+
+  public ChangesModule changes() {
+    return changes;
   }
 
   public PolicyModule policy() {

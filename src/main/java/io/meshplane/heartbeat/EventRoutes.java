@@ -11,16 +11,15 @@ import io.meshplane.http.Cursors;
 import io.meshplane.http.Pages;
 import io.meshplane.http.Responses;
 import java.time.Instant;
-import java.util.List;
 import java.util.Set;
 
 /** {@code GET /events}: node state changes (node.stale, node.online, node.policy_drift, node.enroll_unconfirmed), oldest first, scoped and paged. */
-public final class EventRoutes {
+final class EventRoutes {
   private static final Set<String> TYPES = Set.of("node.stale", "node.online", "node.policy_drift", "node.enroll_unconfirmed");
 
   private EventRoutes() {}
 
-  public static void mount(Api api, LiveRepository repository, Cursors cursors) {
+  static void mount(Api api, EventService events, Cursors cursors) {
     api.route(GET, "/events", Permission.EVENTS_READ, "event.list", null, (ctx, caller) -> {
       Page page = Pages.from(ctx, cursors, "events");
       Fields f = new Fields();
@@ -31,8 +30,7 @@ public final class EventRoutes {
       String node = ctx.request().getParam("node_id");
       if (node != null && !Ids.looksLike("nd", node)) f.error("node_id", "is not a node id");
       f.check();
-      return repository.events(caller.boundary(), page.afterPart(0), since, type, node, page.fetch())
-          .compose(events -> page.render(events, e -> e, e -> List.of(e.getString("id"))))
+      return events.list(caller, since, type, node, page)
           .map(body -> {
             Responses.ok(ctx, body);
             return null;

@@ -6,7 +6,8 @@ import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.module.Module;
 import io.meshplane.node.LiveNodes;
-import io.meshplane.node.NodeEvents;
+import io.meshplane.changes.ChangeLog;
+import io.meshplane.node.NodeJournal;
 import io.meshplane.node.NodePolicy;
 import io.meshplane.node.NodeWork;
 import io.meshplane.observe.MeshMetrics;
@@ -24,10 +25,10 @@ import org.slf4j.LoggerFactory;
  * Heartbeats and live state as a module (API.md §11): the heartbeat route (machines' API only), the live
  * map and its view for the inventory ({@link #liveNodes()}), the write-behind, the staleness monitor,
  * the cold-start seeding, the node state events ({@code GET /events}) and the {@code writebehind}
- * readiness check. Changes it finds (endpoints, reported relay and key, stale and online again) are
- * published as node events.
+ * readiness check. What peers see that it finds (endpoints, key, first heartbeat, stale and online
+ * again) goes into the change log in the statements that write it, and is announced after them.
  */
-public final class HeartbeatModule implements Module {
+public final class HeartbeatModule implements Module, NodeJournal {
   private static final Logger LOG = LoggerFactory.getLogger(HeartbeatModule.class);
   /** The most heartbeats one event loop writes to the cluster map in one call. */
   private static final int HEARTBEAT_MAX_BATCH = 2000;
@@ -37,7 +38,7 @@ public final class HeartbeatModule implements Module {
 
   private final Vertx vertx;
   private final HazelcastInstance hz;
-  private final NodeEvents events;
+  private final ChangeLog.Feed changes;
   private final MeshMetrics metrics;
   private final Cursors cursors;
   private final Settings settings;
@@ -54,13 +55,13 @@ public final class HeartbeatModule implements Module {
    * @param policy where heartbeat answers get their relay, peers and acl
    * @param work where they get services, ingress and commands, and where command results go
    */
-  public HeartbeatModule(Vertx vertx, HazelcastInstance hz, Pool pool, Pool reads, NodeEvents events, NodePolicy policy, NodeWork work,
+  public HeartbeatModule(Vertx vertx, HazelcastInstance hz, Pool pool, Pool reads, ChangeLog.Feed changes, NodePolicy policy, NodeWork work,
       MeshMetrics metrics, Cursors cursors, Settings settings) {
     this.policy = policy;
     this.work = work;
     this.vertx = vertx;
     this.hz = hz;
-    this.events = events;
+    this.changes = changes;
     this.metrics = metrics;
     this.cursors = cursors;
     this.settings = settings;
@@ -92,10 +93,10 @@ public final class HeartbeatModule implements Module {
     Staleness staleness = new Staleness(settings.staleAfter(), start[0]);
     view.staleness(staleness);
     DeploymentOptions worker = new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER);
-    return vertx.deployVerticle(new WriteBehindVerticle(live, repository, events, metrics, quarantine, settings.flushInterval()), worker)
+    return vertx.deployVerticle(new WriteBehindVerticle(live, repository, changes, metrics, quarantine, settings.flushInterval()), worker)
         .compose(id -> {
           writeBehindDeployment = id;
-          return vertx.deployVerticle(new StalenessMonitor(hz, live, staleness, repository, events, metrics), worker);
+          return vertx.deployVerticle(new StalenessMonitor(hz, live, staleness, repository, changes, metrics), worker);
         })
         .map(id -> {
           watchUnconfirmed();
@@ -118,9 +119,9 @@ public final class HeartbeatModule implements Module {
     if (api.forMachines()) {
       HeartbeatBatcher batcher = new HeartbeatBatcher(vertx.getOrCreateContext(), live.map(), HEARTBEAT_MAX_BATCH,
           metrics.heartbeatBatchSize, metrics.heartbeatStoreRetries);
-      HeartbeatRoutes.mount(api, batcher, metrics, settings.interval().toSeconds(), policy, work);
+      HeartbeatRoutes.mount(api, new HeartbeatService(batcher, metrics, settings.interval().toSeconds(), policy, work));
     }
-    EventRoutes.mount(api, repository, cursors);
+    EventRoutes.mount(api, new EventService(repository), cursors);
   }
 
   /**
@@ -166,5 +167,10 @@ public final class HeartbeatModule implements Module {
 
   public Quarantine quarantine() {
     return quarantine;
+  }
+
+  @Override
+  public Future<Void> drift(String eventId, String nodeId) {
+    return repository.driftEvent(eventId, nodeId);
   }
 }

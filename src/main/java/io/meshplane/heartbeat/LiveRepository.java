@@ -3,7 +3,7 @@ package io.meshplane.heartbeat;
 import io.meshplane.access.Boundary;
 import io.meshplane.common.Sql;
 import io.meshplane.common.Times;
-import io.meshplane.node.ChangeLog;
+import io.meshplane.changes.ChangeLog;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
@@ -24,21 +24,12 @@ public final class LiveRepository {
   public record Stored(String id, Instant heartbeatAt, String[] endpoints, String reportedRelay, String reportedKey, String[] routes,
       String telemetry, long acknowledgedPeers, long acknowledgedAcl) {}
 
-  /** What one flush statement did: the rows it wrote, and the nodes whose endpoints, reported relay or reported key changed. */
-  public record Flushed(int rows, List<String> endpointsChanged, List<String> relayChanged, List<String> keyChanged) {
-    static final Flushed NONE = new Flushed(0, List.of(), List.of(), List.of());
+  /** What one flush statement did: the rows it wrote, and whether it appended a {@code live} entry to the change log (to announce). */
+  public record Flushed(int rows, boolean logged) {
+    static final Flushed NONE = new Flushed(0, false);
 
     Flushed plus(Flushed o) {
-      return new Flushed(rows + o.rows, concat(endpointsChanged, o.endpointsChanged), concat(relayChanged, o.relayChanged),
-          concat(keyChanged, o.keyChanged));
-    }
-
-    private static List<String> concat(List<String> a, List<String> b) {
-      if (a.isEmpty()) return b;
-      if (b.isEmpty()) return a;
-      java.util.ArrayList<String> c = new java.util.ArrayList<>(a);
-      c.addAll(b);
-      return c;
+      return new Flushed(rows + o.rows, logged || o.logged);
     }
   }
 
@@ -118,29 +109,22 @@ public final class LiveRepository {
             AND (u.prev IS NULL OR n.heartbeat_at = (timestamptz 'epoch' + u.prev * interval '1 millisecond'))
           RETURNING n.id, n.flush_changes AS c, n.endpoints AS ep, COALESCE(NULLIF(n.reported_key, ''), n.public_key) AS k),
         peer AS (SELECT id, c, ep, k FROM written WHERE c & 57 <> 0),
-        """ + String.format(ChangeLog.CLOCK_CTE, "EXISTS (SELECT 1 FROM peer)") + """
+        """ + String.format(ChangeLog.CLOCK_CTE, "peer") + """
         ,
         logged AS (
-          INSERT INTO mesh_changes (seq, kind, data)
+          """ + ChangeLog.INSERT_ENTRY + """
           SELECT clock.seq, 'live', jsonb_build_object('nodes',
                  (SELECT jsonb_agg(jsonb_build_object('id', id, 'ep', ep, 'key', k, 'first', c & 40 <> 0)) FROM peer))
           FROM clock)
-        SELECT count(*) AS rows, array_agg(id) FILTER (WHERE c & 1 <> 0) AS ep, array_agg(id) FILTER (WHERE c & 2 <> 0) AS relay,
-               array_agg(id) FILTER (WHERE c & 4 <> 0) AS key
-        FROM written""";
+        SELECT count(*) AS rows, EXISTS (SELECT 1 FROM peer) AS logged FROM written""";
     return pool.preparedQuery(sql)
         .execute(Tuple.tuple().addArrayOfString(ids).addArrayOfLong(heartbeats).addArrayOfLong(previous)
             .addArrayOfString(endpoints).addArrayOfString(routes).addArrayOfString(relays).addArrayOfString(keys)
             .addArrayOfString(telemetry).addArrayOfLong(knownPeers).addArrayOfLong(knownAcl))
         .map(rows -> {
           Row r = rows.iterator().next();
-          return new Flushed(r.getInteger("rows"), list(r, "ep"), list(r, "relay"), list(r, "key"));
+          return new Flushed(r.getInteger("rows"), r.getBoolean("logged"));
         });
-  }
-
-  private static List<String> list(Row r, String column) {
-    String[] a = r.getArrayOfStrings(column);
-    return a == null ? List.of() : Arrays.asList(a);
   }
 
   /** Which of these ids have no node row (deleted): their live entries are leftovers to drop. */
@@ -150,8 +134,11 @@ public final class LiveRepository {
         .map(rows -> Sql.list(rows, r -> r.getString(0)));
   }
 
-  /** Records state transitions (node.stale / node.online); events of nodes deleted meanwhile are dropped. */
-  public Future<Integer> insertEvents(String[] eventIds, Long[] at, String[] types, String[] nodeIds, Long[] lastHeartbeat) {
+  /**
+   * Records state transitions (node.stale / node.online); events of nodes deleted meanwhile are
+   * dropped. Completes with whether a change-log entry was appended (a node's online flag changed).
+   */
+  public Future<Boolean> insertEvents(String[] eventIds, Long[] at, String[] types, String[] nodeIds, Long[] lastHeartbeat) {
     // the events, the nodes' stale flag and the change-log entry peers learn it from, in one statement
     String sql = """
         WITH ev AS (
@@ -163,18 +150,27 @@ public final class LiveRepository {
           RETURNING node_id, type, at),
         latest AS (SELECT DISTINCT ON (node_id) node_id, type = 'node.stale' AS stale FROM ev ORDER BY node_id, at DESC),
         flagged AS (UPDATE nodes n SET stale = l.stale FROM latest l WHERE n.id = l.node_id AND n.stale <> l.stale RETURNING n.id, n.stale),
-        """ + String.format(ChangeLog.CLOCK_CTE, "EXISTS (SELECT 1 FROM flagged)") + """
+        """ + String.format(ChangeLog.CLOCK_CTE, "flagged") + """
         ,
         logged AS (
-          INSERT INTO mesh_changes (seq, kind, data)
+          """ + ChangeLog.INSERT_ENTRY + """
           SELECT clock.seq, 'online', jsonb_build_object('nodes',
                  (SELECT jsonb_agg(jsonb_build_object('id', id, 'online', NOT stale)) FROM flagged))
           FROM clock)
-        SELECT count(*) FROM ev""";
+        SELECT EXISTS (SELECT 1 FROM flagged) AS logged""";
     return pool.preparedQuery(sql)
         .execute(Tuple.tuple().addArrayOfString(eventIds).addArrayOfLong(at).addArrayOfString(types).addArrayOfString(nodeIds)
             .addArrayOfLong(lastHeartbeat))
-        .map(rows -> rows.iterator().next().getLong(0).intValue());
+        .map(rows -> rows.iterator().next().getBoolean(0));
+  }
+
+  /** Records a node.policy_drift event (readable at GET /events with the node state events); dropped if the node is gone. */
+  public Future<Void> driftEvent(String eventId, String nodeId) {
+    return pool.preparedQuery("""
+            INSERT INTO node_events (id, at, type, node_id, node_name, team, environment, last_heartbeat)
+            SELECT $1, now(), 'node.policy_drift', id, name, team, environment, heartbeat_at FROM nodes WHERE id = $2
+            ON CONFLICT (id) DO NOTHING""")
+        .execute(Tuple.of(eventId, nodeId)).mapEmpty();
   }
 
   /** A page of node state events inside {@code boundary}, oldest first, with the filters given (null = any). */

@@ -5,7 +5,7 @@ import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.IMap;
 import com.hazelcast.query.Predicates;
 import io.meshplane.common.Ids;
-import io.meshplane.node.NodeEvents;
+import io.meshplane.changes.ChangeLog;
 import io.meshplane.observe.MeshMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -33,7 +33,7 @@ public final class StalenessMonitor extends VerticleBase {
   private final IMap<String, Long> stale;
   private final Staleness staleness;
   private final LiveRepository nodes;
-  private final NodeEvents events;
+  private final ChangeLog.Feed changes;
   private final MeshMetrics metrics;
   private final long periodMs;
   private final List<Transition> unrecorded = new ArrayList<>();
@@ -45,9 +45,9 @@ public final class StalenessMonitor extends VerticleBase {
   /** A full scan now and then catches entries that arrived with old heartbeats (migrations, seeding). */
   static final long FULL_SCAN_EVERY_MS = 30_000;
 
-  public StalenessMonitor(HazelcastInstance hz, LiveState live, Staleness staleness, LiveRepository nodes, NodeEvents events,
+  public StalenessMonitor(HazelcastInstance hz, LiveState live, Staleness staleness, LiveRepository nodes, ChangeLog.Feed changes,
       MeshMetrics metrics) {
-    this.events = events;
+    this.changes = changes;
     this.hz = hz;
     this.map = live.map();
     this.stale = live.staleMap();
@@ -89,24 +89,17 @@ public final class StalenessMonitor extends VerticleBase {
   }
 
   void scan(long now) {
-    // transitions claimed here are published even if a Hazelcast call fails halfway through the scan:
-    // the claim makes this replica the only one that will ever report them
-    List<String> wentStale = new ArrayList<>();
-    List<String> cameBack = new ArrayList<>();
-    try {
-      claim(now, wentStale, cameBack);
-    } finally {
-      events.publish(NodeEvents.Type.STALE, wentStale);
-      events.publish(NodeEvents.Type.ONLINE, cameBack);
-    }
+    // transitions claimed here are recorded (in the next record step) even if a Hazelcast call fails
+    // halfway through the scan: the claim makes this replica the only one that will ever report them
+    claim(now);
     long owned = map.getLocalMapStats().getOwnedEntryCount();
     long staleOwned = stale.getLocalMapStats().getOwnedEntryCount();
     metrics.setNodeCount(MeshMetrics.NodeStatus.STALE, staleOwned);
     metrics.setNodeCount(MeshMetrics.NodeStatus.ONLINE, Math.max(0, owned - staleOwned));
   }
 
-  /** Claims this replica's stale and online transitions (exactly once cluster-wide), into the two lists. */
-  private void claim(long now, List<String> wentStale, List<String> cameBack) {
+  /** Claims this replica's stale and online transitions (exactly once cluster-wide), as transitions to record. */
+  private void claim(long now) {
     if (!staleness.inGrace(now)) {
       // By second through the index (a superset at the boundary), then exactly by millisecond below.
       // Usually only the seconds that crossed the cutoff since the last scan; all of them on a full scan.
@@ -125,7 +118,6 @@ public final class StalenessMonitor extends VerticleBase {
         if (stale.putIfAbsent(id, n.heartbeatAt()) == null) {
           unrecorded.add(new Transition(Ids.next("ev"), now, "node.stale", id, n.heartbeatAt()));
           metrics.staleTransitions.increment();
-          wentStale.add(id);
         }
       }
     }
@@ -137,7 +129,6 @@ public final class StalenessMonitor extends VerticleBase {
         stale.remove(id, marked);
       } else if (!staleness.isStale(n.heartbeatAt(), now) && stale.remove(id, marked)) {
         unrecorded.add(new Transition(Ids.next("ev"), now, "node.online", id, n.heartbeatAt()));
-        cameBack.add(id);
       }
     }
   }
@@ -162,7 +153,11 @@ public final class StalenessMonitor extends VerticleBase {
       hb[i] = t.lastHeartbeat();
     }
     return nodes.insertEvents(ids, at, types, nodeIds, hb)
-        .onSuccess(x -> unrecorded.subList(0, n).clear())
+        .onSuccess(logged -> {
+          unrecorded.subList(0, n).clear();
+          // peers learn of online and stale from the change-log entry: every replica reads it now
+          if (logged) changes.announce();
+        })
         .onFailure(t -> LOG.warn("{} node state events not recorded yet, will retry: {}", n, t.getMessage()))
         .<Void>mapEmpty()
         .recover(t -> Future.succeededFuture());

@@ -6,7 +6,7 @@ import com.hazelcast.map.IMap;
 import com.hazelcast.partition.Partition;
 import com.hazelcast.partition.PartitionService;
 import com.hazelcast.query.Predicates;
-import io.meshplane.node.NodeEvents;
+import io.meshplane.changes.ChangeLog;
 import io.meshplane.observe.MeshMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -69,7 +69,7 @@ public final class WriteBehindVerticle extends VerticleBase {
   private final IMap<String, LiveNode> map;
   private final HazelcastInstance hz;
   private final LiveRepository nodes;
-  private final NodeEvents events;
+  private final ChangeLog.Feed changes;
   private final MeshMetrics metrics;
   private final Duration interval;
   private final Quarantine quarantine;
@@ -82,17 +82,15 @@ public final class WriteBehindVerticle extends VerticleBase {
   private BitSet owned;
   /** When to sweep once more after a gain (0: not planned). Worker thread only. */
   private long resweepAt;
-  /** This flush's committed changes, published when it ends (NodeEvents copies the lists). Worker thread only. */
-  private final List<String> endpointsChanged = new ArrayList<>();
-  private final List<String> relayChanged = new ArrayList<>();
-  private final List<String> keyChanged = new ArrayList<>();
+  /** Whether a statement of this flush appended to the change log (announced when the flush ends). Worker thread only. */
+  private boolean appended;
   /** Rows written whose marks are not settled yet: node id -> the value written. Worker thread only. */
   private Map<String, LiveNode> written = new HashMap<>();
 
-  public WriteBehindVerticle(LiveState live, LiveRepository nodes, NodeEvents events, MeshMetrics metrics, Quarantine quarantine,
+  public WriteBehindVerticle(LiveState live, LiveRepository nodes, ChangeLog.Feed changes, MeshMetrics metrics, Quarantine quarantine,
       Duration interval) {
     this.quarantine = quarantine;
-    this.events = events;
+    this.changes = changes;
     this.map = live.map();
     this.hz = live.hazelcast();
     this.nodes = nodes;
@@ -362,23 +360,17 @@ public final class WriteBehindVerticle extends VerticleBase {
   }
 
   private void collect(LiveRepository.Flushed f) {
-    endpointsChanged.addAll(f.endpointsChanged());
-    relayChanged.addAll(f.relayChanged());
-    keyChanged.addAll(f.keyChanged());
+    appended |= f.logged();
   }
 
   /**
-   * Tells every replica which nodes' endpoints, reported relay or reported key this flush changed: one
-   * event per kind per flush, with every statement that committed (also when a later one failed: the
-   * rows it wrote hold their heartbeat, so no retry would report them again).
+   * Announces this flush's change-log entries (what peers see of the nodes it wrote: endpoints, key,
+   * online), once per flush, for every statement that committed (also when a later one failed): every
+   * replica's feed reads them at once instead of at its next poll.
    */
   private void publishChanges() {
-    events.publish(NodeEvents.Type.ENDPOINTS_CHANGED, endpointsChanged);
-    events.publish(NodeEvents.Type.RELAY_CHANGED, relayChanged);
-    events.publish(NodeEvents.Type.KEY_CHANGED, keyChanged);
-    endpointsChanged.clear();
-    relayChanged.clear();
-    keyChanged.clear();
+    if (appended) changes.announce();
+    appended = false;
   }
 
   private Future<Void> nextChunk(Iterator<List<List<String>>> it, Map<String, LiveNode> settling) {

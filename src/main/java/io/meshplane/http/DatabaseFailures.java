@@ -17,6 +17,17 @@ public final class DatabaseFailures {
     return false;
   }
 
+  /**
+   * PostgreSQL ended the transaction to resolve a conflict with another one (SQLSTATE 40P01 deadlock,
+   * 40001 serialization failure): nothing was written, and the same request may succeed at once.
+   */
+  public static boolean isTransientConflict(Throwable t) {
+    for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+      if (c instanceof PgException pg) return "40P01".equals(pg.getSqlState()) || "40001".equals(pg.getSqlState());
+    }
+    return false;
+  }
+
   public static boolean isUnavailable(Throwable t) {
     for (Throwable c = t; c != null; c = c.getCause()) {
       if (c instanceof PgException pg) {

@@ -59,6 +59,13 @@ public final class FailureHandler implements Handler<RoutingContext> {
           + "was cancelled: narrow it (a tag, a name prefix, a time range) or retry later", 5));
       return;
     }
+    if (failure != null && DatabaseFailures.isTransientConflict(failure)) {
+      // rolled back by PostgreSQL to break a lock conflict with another transaction: nothing changed
+      LOG.warn("[request: {}] {} {}: PostgreSQL rolled the transaction back to resolve a conflict ({}); the client may retry",
+          RequestIds.of(ctx), ctx.request().method(), ctx.request().path(), failure.getMessage());
+      Problems.send(ctx, Refusal.unavailable("unavailable", "the change conflicted with another one and was rolled back; retry", 1));
+      return;
+    }
     if (failure != null && DatabaseFailures.isUnavailable(failure)) {
       LOG.warn("[request: {}] database unavailable: {}", RequestIds.of(ctx), failure.toString());
       Problems.send(ctx, Refusal.unavailable("the database is unavailable; retry later"));

@@ -30,7 +30,4 @@ public interface NodePolicy {
    * it of every key it carries.
    */
   String keyHolder(String publicKey);
-
-  /** Completes when this replica's model has applied change-log entry {@code seq} (bounded wait: it completes anyway after 2 s). */
-  Future<Void> applied(long seq);
 }

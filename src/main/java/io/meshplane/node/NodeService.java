@@ -1,9 +1,11 @@
 package io.meshplane.node;
 
+import io.meshplane.changes.ChangeLog;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.meshplane.access.Boundary;
 import io.meshplane.access.Caller;
+import io.meshplane.changes.ChangeLog;
 import io.meshplane.audit.AuditLog;
 import io.meshplane.auth.AgentCredentials;
 import io.meshplane.common.Ids;
@@ -27,8 +29,8 @@ import org.slf4j.LoggerFactory;
  * Enrollment, inventory and deprovisioning (API.md §8). Records live in PostgreSQL; reads overlay the
  * live fields (heartbeat, status, endpoints, reported relay and routes, telemetry) that the heartbeat
  * feature keeps ({@link LiveNodes}), so a heartbeat accepted by any replica shows at once on every
- * replica. Takes validated values and the {@link Caller}, not HTTP. Enrollment and deletion are
- * published as {@link NodeEvents}.
+ * replica. Takes validated values and the {@link Caller}, not HTTP. Enrollment, re-tag and deletion
+ * are appended to the change log in their transaction and announced after the commit.
  */
 public final class NodeService implements NodeReader {
   private static final Logger LOG = LoggerFactory.getLogger(NodeService.class);
@@ -44,7 +46,7 @@ public final class NodeService implements NodeReader {
   private final AgentCredentials credentials;
   private final AuditLog audit;
   private final LiveNodes live;
-  private final NodeEvents events;
+  private final ChangeLog.Feed changes;
   private final NodePolicy policy;
   private final Relays relays;
   private final String poolBase;
@@ -56,7 +58,7 @@ public final class NodeService implements NodeReader {
   /** @param addressPool {@code nodes.address_pool}, an IPv4 CIDR (validated by the configuration) */
   private final RelayLoad relayLoad;
 
-  public NodeService(Pool pool, NodeRepository nodes, AgentCredentials credentials, AuditLog audit, LiveNodes live, NodeEvents events,
+  public NodeService(Pool pool, NodeRepository nodes, AgentCredentials credentials, AuditLog audit, LiveNodes live, ChangeLog.Feed changes,
       NodePolicy policy, Relays relays, String addressPool) {
     this.policy = policy;
     this.relays = relays;
@@ -66,7 +68,7 @@ public final class NodeService implements NodeReader {
     this.credentials = credentials;
     this.audit = audit;
     this.live = live;
-    this.events = events;
+    this.changes = changes;
     int slash = addressPool.indexOf('/');
     this.poolBase = addressPool.substring(0, slash);
     this.poolSize = 1L << (32 - Integer.parseInt(addressPool.substring(slash + 1)));
@@ -92,7 +94,7 @@ public final class NodeService implements NodeReader {
           return credentials.issue(tx, id, req.name(), req.boundary(), caller.id())
               .compose(credential -> audit.success(tx, caller, request, "node.enroll", "node", id, team, env)
                   .compose(v -> ChangeLog.append(tx, "enroll",
-                      ChangeLog.enrolled(id, team, env, req.name(), address, req.publicKey(), req.tags(), relay)))
+                      NodeFacts.enrolled(id, team, env, req.name(), address, req.publicKey(), req.tags(), relay)))
                   .map(seq -> new Object[] {new NodeRecord(id, req.name(), team, env, address, req.publicKey(), req.tags(), relay,
                       new String[0], new JsonArray(), new String[0], new String[0], "", "{}", null, now, now, NodeRecord.Acknowledged.NONE),
                       credential, seq}));
@@ -101,9 +103,9 @@ public final class NodeService implements NodeReader {
             // a key that is another node's identity: on the record, like every refusal of who a caller may be
             ? audit.refuse(caller, request, "node.enroll", "node", null, r, false) : Future.failedFuture(t))
         .compose(done -> {
-          events.publish(NodeEvents.Type.ENROLLED, id);
+          changes.announce();
           // read-your-writes: this replica's model holds the node (its acl_matches, its peers) before the answer
-          return policy.applied((Long) done[2]).map(v -> {
+          return changes.applied((Long) done[2]).map(v -> {
             NodeRecord r = (NodeRecord) done[0];
             AgentCredentials.Credential credential = (AgentCredentials.Credential) done[1];
             return new JsonObject()
@@ -128,8 +130,8 @@ public final class NodeService implements NodeReader {
             .compose(v -> ChangeLog.append(tx, "retag", new JsonObject().put("id", id).put("tags", new JsonArray(List.of(tags)))));
       });
     })).compose(seq -> {
-      events.publish(NodeEvents.Type.RETAGGED, id);
-      return policy.applied(seq).compose(v -> get(caller, id));
+      changes.announce();
+      return changes.applied(seq).compose(v -> get(caller, id));
     });
   }
 
@@ -190,7 +192,7 @@ public final class NodeService implements NodeReader {
       // denylist reconciliation puts the revocations there within 30 s; a live entry left behind is
       // dropped by the write-behind if a heartbeat writes it again, and otherwise costs memory only: its
       // row is gone, so it is in no list and no stored event)
-      events.publish(NodeEvents.Type.DELETED, id);
+      changes.announce();
       return denyAfterCommit.get()
           .compose(v -> live.forget(id))
           .recover(e -> {
@@ -198,7 +200,7 @@ public final class NodeService implements NodeReader {
                 request.requestId(), id, e.getMessage());
             return Future.succeededFuture();
           })
-          .compose(v -> policy.applied((Long) done[1]));
+          .compose(v -> changes.applied((Long) done[1]));
     });
   }
 

@@ -1,6 +1,6 @@
 package io.meshplane.ops;
 
-import io.meshplane.node.ChangeLog;
+import io.meshplane.changes.ChangeLog;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

@@ -7,7 +7,7 @@ import io.meshplane.common.RequestInfo;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.module.Module;
-import io.meshplane.node.ChangeLog;
+import io.meshplane.changes.ChangeLog;
 import io.meshplane.node.NodeReader;
 import io.meshplane.node.NodeWork;
 import io.meshplane.node.Relays;

@@ -4,7 +4,7 @@ import io.meshplane.access.Boundary;
 import io.meshplane.audit.Actor;
 import io.meshplane.common.Refusal;
 import io.meshplane.common.Sql;
-import io.meshplane.node.ChangeLog;
+import io.meshplane.changes.ChangeLog;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

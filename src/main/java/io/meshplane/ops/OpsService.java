@@ -12,7 +12,7 @@ import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
 import io.meshplane.common.RequestInfo;
 import io.meshplane.common.Times;
-import io.meshplane.node.ChangeLog;
+import io.meshplane.changes.ChangeLog;
 import io.meshplane.node.NodeReader;
 import io.meshplane.node.Relays;
 import io.micrometer.core.instrument.Counter;

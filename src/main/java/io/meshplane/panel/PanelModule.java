@@ -41,6 +41,7 @@ public final class PanelModule implements Module {
   private final Sessions sessions;
   private final RateLimits limits;
   private final UserService users;
+  private final SessionService logins;
   private final HeartbeatRate rate;
   private final String cookieName;
   private final SessionAuthenticator authenticator;
@@ -57,6 +58,7 @@ public final class PanelModule implements Module {
     this.sessions = new Sessions(vertx, hz, settings.sessionIdle(), settings.sessionLifetime());
     this.limits = new RateLimits(vertx, hz, settings);
     this.users = new UserService(pool, new UserRepository(pool), passwords, sessions, audit);
+    this.logins = new SessionService(users, sessions, limits, metrics);
     this.rate = new HeartbeatRate(vertx, hz, meshMetrics.heartbeats);
     this.cookieName = settings.cookieSecure() ? SECURE_COOKIE : PLAIN_COOKIE;
     this.authenticator = new SessionAuthenticator(sessions, limits, metrics, cookieName);
@@ -78,7 +80,7 @@ public final class PanelModule implements Module {
   @Override
   public void routes(Api api) {
     if (api.forMachines()) return;
-    SessionRoutes.mount(api, users, sessions, limits, metrics, settings, cookieName);
+    SessionRoutes.mount(api, logins, users, sessions, settings, cookieName);
     UserRoutes.mount(api, users, cursors);
     OverviewRoutes.mount(api, sources, rate);
   }

@@ -7,7 +7,6 @@ import static io.vertx.core.http.HttpMethod.POST;
 import io.meshplane.access.Caller;
 import io.meshplane.common.Fields;
 import io.meshplane.common.Refusal;
-import io.meshplane.common.RequestInfo;
 import io.meshplane.common.Times;
 import io.meshplane.http.Api;
 import io.meshplane.http.JsonBodies;
@@ -31,9 +30,8 @@ import java.util.Locale;
 final class SessionRoutes {
   private SessionRoutes() {}
 
-  static void mount(Api api, UserService users, Sessions sessions, RateLimits limits, PanelMetrics metrics, PanelSettings settings,
-      String cookieName) {
-    api.open(POST, "/session", "session.login", (ctx, none) -> login(ctx, users, sessions, limits, metrics, settings, cookieName));
+  static void mount(Api api, SessionService logins, UserService users, Sessions sessions, PanelSettings settings, String cookieName) {
+    api.open(POST, "/session", "session.login", (ctx, none) -> login(ctx, logins, sessions, settings, cookieName));
     api.anyCaller(GET, "/session", "session.read", (ctx, caller) -> sessions.find(cookie(ctx, cookieName)).map(s -> {
       if (s == null) throw Refusal.unauthenticated("the session has ended or expired: sign in again");
       Responses.ok(ctx, body(s, sessions));
@@ -50,8 +48,8 @@ final class SessionRoutes {
         }));
   }
 
-  private static Future<Void> login(RoutingContext ctx, UserService users, Sessions sessions, RateLimits limits, PanelMetrics metrics,
-      PanelSettings settings, String cookieName) {
+  private static Future<Void> login(RoutingContext ctx, SessionService logins, Sessions sessions, PanelSettings settings,
+      String cookieName) {
     JsonObject body = JsonBodies.required(ctx);
     Fields f = new Fields();
     String username = f.string(body, "username", "username");
@@ -67,49 +65,11 @@ final class SessionRoutes {
     // PostgreSQL or a limiter key
     String name = UserRoutes.canonical(username);
     if (name == null) throw Refusal.invalid("username", "no user can have this name");
-    RequestInfo request = Api.request(ctx);
-    String address = request.sourceAddress() == null ? "unknown" : request.sourceAddress();
-    String previous = cookie(ctx, cookieName);
-    return limits.loginAttempt(address)
-        .compose(v -> v.allowed() ? limits.loginAttempt(name, address) : Future.succeededFuture(v))
-        .compose(verdict -> {
-          if (!verdict.allowed()) return limited(ctx, metrics, verdict);
-          return users.check(name, password).compose(user -> {
-            if (user == null) {
-              metrics.loginFailure.increment();
-              return users.byUsername(name)
-                  .compose(known -> users.loginFailed(known, name, request))
-                  .compose(v -> Future.failedFuture(Refusal.unauthenticated("wrong username or password")));
-            }
-            Future<Void> endPrevious = previous == null || !Sessions.wellFormed(previous)
-                ? Future.succeededFuture() : sessions.end(Sessions.digest(previous));
-            // the session is stored first, then the login is recorded only if the user is still as it
-            // was read: a change that committed meanwhile (disabled, new role or password) ended the
-            // user's sessions before this one existed, so this one is ended here instead
-            return endPrevious
-                .compose(v -> sessions.create(user))
-                .compose(created -> users.loggedIn(user, request)
-                    .recover(t -> sessions.end(created.session().key()).transform(x -> Future.<Boolean>failedFuture(t)))
-                    .compose(current -> current ? Future.succeededFuture()
-                        : sessions.end(created.session().key()).compose(x -> Future.failedFuture(
-                            Refusal.unauthenticated("wrong username or password"))))
-                    .compose(v -> limits.loginSucceeded(name, address))
-                    .map(v -> {
-                      metrics.loginSuccess.increment();
-                      ctx.response().addCookie(cookie(cookieName, created.id(), settings, settings.sessionLifetime().toSeconds()));
-                      Responses.ok(ctx, body(created.session(), sessions));
-                      return null;
-                    }));
-          });
-        });
-  }
-
-  private static Future<Void> limited(RoutingContext ctx, PanelMetrics metrics, RateLimits.Verdict verdict) {
-    metrics.loginRateLimited.increment();
-    metrics.rateLimitedLogin.increment();
-    ctx.response().putHeader("Retry-After", Long.toString(verdict.retryAfterSeconds()));
-    return Future.failedFuture(new Refusal(Refusal.Kind.RATE_LIMITED, "rate_limited",
-        "too many login attempts; retry in " + verdict.retryAfterSeconds() + " s"));
+    return logins.login(name, password, Api.request(ctx), cookie(ctx, cookieName)).map(signedIn -> {
+      ctx.response().addCookie(cookie(cookieName, signedIn.cookieValue(), settings, settings.sessionLifetime().toSeconds()));
+      Responses.ok(ctx, body(signedIn.session(), sessions));
+      return null;
+    });
   }
 
   /** The session as its person sees it: who they are, what they may do, the CSRF token, when it ends. */

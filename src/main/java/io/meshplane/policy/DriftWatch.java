@@ -43,15 +43,15 @@ final class DriftWatch {
 
   private final Vertx vertx;
   private final IMap<String, Long> claims;
-  private final PolicyRepository repository;
+  private final io.meshplane.node.NodeJournal journal;
   private final Map<String, State> tracked = new ConcurrentHashMap<>();
   /** Ids of the nodes claimed as drifting cluster-wide (every replica's copy, from the claims' events). */
   private final Set<String> claimed = ConcurrentHashMap.newKeySet();
 
-  DriftWatch(Vertx vertx, IMap<String, Long> claims, PolicyRepository repository) {
+  DriftWatch(Vertx vertx, IMap<String, Long> claims, io.meshplane.node.NodeJournal journal) {
     this.vertx = vertx;
     this.claims = claims;
-    this.repository = repository;
+    this.journal = journal;
   }
 
   /** Follows the claims (keys only) and loads the current ones; a blocking call: at start, off the event loop. */
@@ -109,7 +109,7 @@ final class DriftWatch {
       if (!won) return;
       LOG.warn("[node: {}] policy drift: acknowledges ACL version {} after {} answers carrying version {}", nodeId, known, BEHIND_LIMIT,
           current);
-      repository.driftEvent(Ids.next("ev"), nodeId, current)
+      journal.drift(Ids.next("ev"), nodeId)
           .onFailure(t -> LOG.warn("[node: {}] policy drift event not recorded: {}", nodeId, t.getMessage()));
     });
   }

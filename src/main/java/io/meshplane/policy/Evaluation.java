@@ -2,7 +2,7 @@ package io.meshplane.policy;
 
 import io.meshplane.common.Deadline;
 import io.meshplane.common.Refusal;
-import io.meshplane.node.ChangeLog.NodeFacts;
+import io.meshplane.node.NodeFacts;
 import io.meshplane.policy.PolicyDocument.Grant;
 import io.meshplane.policy.PolicyDocument.PolicyTest;
 import io.meshplane.policy.PolicyDocument.Probe;

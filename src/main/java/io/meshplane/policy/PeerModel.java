@@ -1,6 +1,6 @@
 package io.meshplane.policy;
 
-import io.meshplane.node.ChangeLog.NodeFacts;
+import io.meshplane.node.NodeFacts;
 import io.meshplane.node.NodeFormats;
 import io.meshplane.policy.PolicyDocument.Any;
 import io.meshplane.policy.PolicyDocument.Grant;
@@ -70,16 +70,6 @@ final class PeerModel {
   private volatile Map<String, Domain> byNode = new ConcurrentHashMap<>();
   /** Current public key -> node id, over every domain: one key per node (V12), asked by every heartbeat that carries a key. */
   private volatile Map<String, String> keys = new ConcurrentHashMap<>();
-  /** The last log seq applied: versions above it are unknown here. */
-  private volatile long position;
-
-  long position() {
-    return position;
-  }
-
-  void position(long seq) {
-    position = seq;
-  }
 
   Domain domain(String team, String env) {
     return domains.computeIfAbsent(team + "/" + env, k -> new Domain(team, env));
@@ -133,8 +123,6 @@ final class PeerModel {
       }
       d.rebuild(seq, this, d.policy, d.policyVersion).run(); // nobody reads this domain yet
     }
-    // the position first: a reader that sees the new maps never compares against an older position
-    position = seq;
     domains = newDomains;
     byNode = newByNode;
     this.keys = newKeys;
@@ -244,7 +232,7 @@ final class PeerModel {
 
   // ---- reads ----
 
-  /** A domain's nodes at or after log position {@code position} (see {@link #inventory}). */
+  /** A domain's nodes as of log position {@code position} or later (see {@link #inventory}). */
   record Inventory(long position, List<NodeFacts> nodes) {}
 
   /**
@@ -253,8 +241,7 @@ final class PeerModel {
    * caller's thread (a policy worker), under the domain's read lock: heartbeat answers of the domain
    * read on meanwhile; only the feed's next change to the domain waits for the copy.
    */
-  Inventory inventory(String team, String env, io.meshplane.common.Deadline deadline) {
-    long at = position;
+  Inventory inventory(String team, String env, long at, io.meshplane.common.Deadline deadline) {
     Domain d = domains.get(team + "/" + env);
     if (d == null) return new Inventory(at, List.of());
     List<NodeFacts> out;

@@ -63,15 +63,6 @@ final class PolicyRepository {
         .map(rows -> Sql.list(rows, PolicyRepository::map));
   }
 
-  /** Records a node.policy_drift event (readable at GET /events with the node state events); dropped if the node is gone. */
-  Future<Void> driftEvent(String eventId, String nodeId, long aclVersion) {
-    return pool.preparedQuery("""
-            INSERT INTO node_events (id, at, type, node_id, node_name, team, environment, last_heartbeat)
-            SELECT $1, now(), 'node.policy_drift', id, name, team, environment, heartbeat_at FROM nodes WHERE id = $2
-            ON CONFLICT (id) DO NOTHING""")
-        .execute(Tuple.of(eventId, nodeId)).mapEmpty();
-  }
-
   private static Stored map(Row r) {
     return new Stored(r.getString("team"), r.getString("environment"), r.getLong("version"), (JsonObject) r.getJson("policy"),
         Sql.instant(r, "created_at"), r.getString("actor_type"), r.getString("actor_id"), r.getString("actor_name"),

@@ -23,19 +23,14 @@ import io.vertx.ext.web.RoutingContext;
 final class PolicyRoutes {
   private PolicyRoutes() {}
 
-  static void mount(Api api, PolicyService policies, Cursors cursors, PeerModel model) {
+  static void mount(Api api, PolicyService policies, Cursors cursors) {
     // a node's peers and inbound rules as its agent holds them: the dashboard's node page
     api.route(GET, "/nodes/{id}/peers", Permission.NODES_READ, "node.read", "node", (ctx, caller) -> {
       String id = ctx.pathParam("id");
       if (!io.meshplane.common.Ids.wellFormed(id)) return io.vertx.core.Future.failedFuture(Refusal.notFound("no node " + id));
-      // a node's whole peer set and rules: O(peers) to build and encode, so on a worker
-      return ctx.vertx().<io.vertx.core.buffer.Buffer>executeBlocking(() -> {
-        JsonObject view = model.view(id, caller.boundary());
-        return view == null ? null : view.toBuffer();
-      }, false).compose(encoded -> {
-        if (encoded == null) return io.vertx.core.Future.failedFuture(Refusal.notFound("no node " + id));
+      return policies.peers(caller, id).map(encoded -> {
         Responses.ok(ctx, encoded);
-        return io.vertx.core.Future.succeededFuture();
+        return null;
       });
     });
     api.route(GET, "/acl", Permission.ACL_READ, "acl.read", null, (ctx, caller) ->

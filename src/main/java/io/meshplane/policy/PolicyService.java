@@ -7,9 +7,8 @@ import io.meshplane.common.Refusal;
 import io.meshplane.common.RequestInfo;
 import io.meshplane.common.Times;
 import io.meshplane.common.BoundedWork;
-import io.meshplane.node.ChangeLog;
-import io.meshplane.node.ChangeLog.NodeFacts;
-import io.meshplane.node.NodePolicy;
+import io.meshplane.changes.ChangeLog;
+import io.meshplane.node.NodeFacts;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
@@ -52,25 +51,25 @@ public final class PolicyService {
    */
   static volatile java.util.function.Consumer<Scope> evaluating = scope -> { };
 
+  private final io.vertx.core.Vertx vertx;
   private final Pool pool;
   private final PolicyRepository policies;
   private final AuditLog audit;
-  private final NodePolicy caughtUp;
+  private final ChangeLog.Feed changes;
   private final PeerModel model;
   private final BoundedWork previews;
   private final BoundedWork updates;
-  private final Runnable announce;
 
-  PolicyService(Pool pool, PolicyRepository policies, AuditLog audit, NodePolicy caughtUp, PeerModel model, BoundedWork previews,
-      BoundedWork updates, Runnable announce) {
+  PolicyService(io.vertx.core.Vertx vertx, Pool pool, PolicyRepository policies, AuditLog audit, ChangeLog.Feed changes, PeerModel model,
+      BoundedWork previews, BoundedWork updates) {
+    this.vertx = vertx;
     this.pool = pool;
     this.policies = policies;
     this.audit = audit;
-    this.caughtUp = caughtUp;
+    this.changes = changes;
     this.model = model;
     this.previews = previews;
     this.updates = updates;
-    this.announce = announce;
   }
 
   public Future<JsonObject> get(Caller caller, Scope scope) {
@@ -117,9 +116,9 @@ public final class PolicyService {
           : Future.failedFuture(Refusal.conflict("the policy is at version " + old + ", not " + ifMatch + ": read it again"));
     });
     return fresh.compose(v -> attempt(caller, request, scope, doc, ifMatch, restoredFrom, 1)).compose(done -> {
-      announce.run();
+      changes.announce();
       PolicyRepository.Stored s = (PolicyRepository.Stored) done[0];
-      return caughtUp.applied((Long) done[1]).map(v -> toJson(scope, s));
+      return changes.applied((Long) done[1]).map(v -> toJson(scope, s));
     });
   }
 
@@ -127,13 +126,13 @@ public final class PolicyService {
       Long ifMatch, Long restoredFrom, int attempt) {
     return evaluate(updates, caller, scope, deadline -> {
       PolicyDocument doc = parse.get();
-      PeerModel.Inventory inventory = model.inventory(scope.team(), scope.environment(), deadline);
+      PeerModel.Inventory inventory = model.inventory(scope.team(), scope.environment(), changes.position(), deadline);
       Evaluation e = new Evaluation(doc, inventory.nodes(), deadline);
       List<Refusal.FieldError> failures = e.runTests();
       if (!failures.isEmpty()) throw Refusal.invalid(failures);
       CompileEstimate.of(doc, inventory.nodes(), deadline).check();
       return new Evaluated(doc, inventory);
-    }).compose(done -> pool.withTransaction(tx -> tx.query("SELECT seq FROM mesh_clock FOR UPDATE").execute()
+    }).compose(done -> pool.withTransaction(tx -> ChangeLog.lock(tx)
         .compose(v -> ChangeLog.inventoryChangesAfter(tx, done.inventory().position(), CHANGES_CHECKED))
         .compose(changes -> moved(scope, done.inventory(), changes) ? Future.failedFuture(new Moved())
             : commit(tx, caller, request, scope, done.doc(), ifMatch, restoredFrom))))
@@ -201,11 +200,23 @@ public final class PolicyService {
       java.util.function.Function<io.meshplane.common.Deadline, T> job) {
     // admitted first: a refused request costs no database round trip
     return work.submit(caller.id(), scope.team() + "/" + scope.environment(), WORK,
-        () -> ChangeLog.clock(pool).compose(caughtUp::applied), deadline -> {
+        () -> ChangeLog.clock(pool).compose(changes::applied), deadline -> {
           if (io.vertx.core.Context.isOnEventLoopThread()) throw new IllegalStateException("a policy evaluation on an event loop");
           evaluating.accept(scope);
           return job.apply(deadline.check());
         });
+  }
+
+  /**
+   * A node's peers and inbound rules as its agent holds them (the dashboard's node page): the whole
+   * set, O(peers) to build and encode, so on a worker of the shared pool; 404 when this replica's model
+   * does not hold the node or it lies outside the caller's boundary.
+   */
+  public Future<Buffer> peers(Caller caller, String nodeId) {
+    return vertx.<Buffer>executeBlocking(() -> {
+      JsonObject view = model.view(nodeId, caller.boundary());
+      return view == null ? null : view.toBuffer();
+    }, false).compose(encoded -> encoded == null ? Future.failedFuture(Refusal.notFound("no node " + nodeId)) : Future.succeededFuture(encoded));
   }
 
   public Future<Buffer> versions(Caller caller, Scope scope, Page page) {
@@ -236,7 +247,7 @@ public final class PolicyService {
     return policies.current(scope.team(), scope.environment()).compose(current -> evaluate(previews, caller, scope, deadline -> {
       PolicyDocument candidate = underPolicy(() -> PolicyDocument.parse(candidateBody));
       PolicyDocument now = current == null ? PolicyDocument.EMPTY : PolicyDocument.parse(current.policy());
-      PeerModel.Inventory inventory = model.inventory(scope.team(), scope.environment(), deadline);
+      PeerModel.Inventory inventory = model.inventory(scope.team(), scope.environment(), changes.position(), deadline);
       Evaluation after = new Evaluation(candidate, inventory.nodes(), deadline);
       Evaluation before = after.under(now);
       JsonObject out = new JsonObject().put("team", scope.team()).put("environment", scope.environment())

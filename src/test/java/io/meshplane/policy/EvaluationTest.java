@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.common.Deadline;
 import io.meshplane.common.Refusal;
-import io.meshplane.node.ChangeLog.NodeFacts;
+import io.meshplane.node.NodeFacts;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package io.meshplane.policy;
 
-import io.meshplane.node.ChangeLog.NodeFacts;
+import io.meshplane.node.NodeFacts;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;

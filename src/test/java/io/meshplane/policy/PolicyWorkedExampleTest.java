@@ -351,9 +351,9 @@ class PolicyWorkedExampleTest {
   }
 
   static void awaitModels() {
-    long target = Math.max(a.policy().position(), b.policy().position());
+    long target = Math.max(a.changes().position(), b.changes().position());
     long deadline = System.currentTimeMillis() + 10_000;
-    while ((a.policy().position() < target || b.policy().position() < target) && System.currentTimeMillis() < deadline) {
+    while ((a.changes().position() < target || b.changes().position() < target) && System.currentTimeMillis() < deadline) {
       try {
         Thread.sleep(20);
       } catch (InterruptedException e) {

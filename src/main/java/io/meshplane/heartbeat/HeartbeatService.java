@@ -1,0 +1,98 @@
+package io.meshplane.heartbeat;
+
+import io.meshplane.access.Caller;
+import io.meshplane.common.Ids;
+import io.meshplane.common.Refusal;
+import io.meshplane.common.RequestInfo;
+import io.meshplane.common.Times;
+import io.meshplane.node.NodeKeys;
+import io.meshplane.node.NodePolicy;
+import io.meshplane.node.NodeWork;
+import io.meshplane.observe.MeshMetrics;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import java.util.function.Supplier;
+
+/**
+ * A heartbeat, on values (no HTTP), the hot path: the node's own credential only, one key per node,
+ * the live state into the cluster map through this event loop's {@link HeartbeatBatcher} (no
+ * PostgreSQL, no blocking call), then the answer: relay, peers and acl from the policy feature
+ * ({@link NodePolicy}), services, ingress and commands from the operations feature ({@link NodeWork}),
+ * which also takes the agent's command results. One per coordinator instance (its batcher is its event
+ * loop's).
+ */
+final class HeartbeatService {
+  /** A refusal the guard records under the caller ({@code node.heartbeat}, once per window per agent). */
+  static final class Denied extends RuntimeException {
+    final Refusal refusal;
+    final String targetId;
+
+    Denied(Refusal refusal, String targetId) {
+      super(null, null, false, false);
+      this.refusal = refusal;
+      this.targetId = targetId;
+    }
+  }
+
+  private final HeartbeatBatcher batcher;
+  private final MeshMetrics metrics;
+  private final NodePolicy policy;
+  private final NodeWork work;
+  private final String interval;
+
+  HeartbeatService(HeartbeatBatcher batcher, MeshMetrics metrics, long intervalSeconds, NodePolicy policy, NodeWork work) {
+    this.batcher = batcher;
+    this.metrics = metrics;
+    this.policy = policy;
+    this.work = work;
+    this.interval = ",\"interval_s\":" + intervalSeconds + ",";
+  }
+
+  /** The credential's node must be the path's; a {@link Denied} otherwise (checked before the body is read). */
+  static void own(Caller caller, String id) {
+    if (!id.equals(caller.nodeId())) {
+      throw new Denied(Refusal.forbidden("this credential belongs to another node"), Ids.looksLike("nd", id) ? id : null);
+    }
+  }
+
+  /**
+   * Stores node {@code id}'s heartbeat and answers it: the answer's JSON, once the live state is stored
+   * with its backup. Fails with a {@link Denied} (another node's key), or 503 with Retry-After when the
+   * cluster map did not take the write.
+   */
+  Future<Buffer> accept(Caller caller, String id, HeartbeatRequest hb, Supplier<RequestInfo> request) {
+    if (hb.publicKey() != null) {
+      // one key per node: a key that is another node's is refused, nothing of this heartbeat is stored
+      String holder = policy.keyHolder(hb.publicKey());
+      if (holder != null && !holder.equals(id)) {
+        if (!hb.commandResults().isEmpty()) work.keyRefused(id, caller, request.get(), hb.commandResults());
+        return Future.failedFuture(new Denied(NodeKeys.inUse(), id));
+      }
+    }
+    long now = System.currentTimeMillis();
+    LiveNode live = new LiveNode(now, true, orEmpty(hb.endpoints()), hb.publicKey() == null ? "" : hb.publicKey(),
+        hb.relay() == null ? "" : hb.relay(), orEmpty(hb.routes()), hb.telemetry(), hb.knownPeers(), hb.knownAcl(),
+        orEmpty(hb.services()));
+    return batcher.submit(id, live)
+        // the map write failed (its partition's owner just died, say): not acknowledged, so the agent's
+        // next beat carries the same state; a second is enough for the cluster to take over
+        .recover(t -> Future.failedFuture(Refusal.unavailable("unavailable", "the live state could not be stored; retry", 1)))
+        .map(v -> {
+          metrics.heartbeats.increment();
+          // results are checked against this heartbeat (now stored); completions are written in the background
+          if (!hb.commandResults().isEmpty()) {
+            work.reported(id, caller, request.get(), new NodeWork.Report(hb.publicKey(), hb.relay(), hb.ingress(), hb.commandResults()));
+          }
+          // the policy feature writes relay, peers and acl: O(1) when the agent's versions are current
+          Buffer out = Buffer.buffer(256).appendString("{\"server_time\":\"").appendString(Times.formatMillis(now))
+              .appendString("\"").appendString(interval);
+          policy.answer(id, hb.knownPeers(), hb.knownAcl(), out);
+          work.answer(id, out);
+          return out;
+        });
+  }
+
+  private static String[] orEmpty(String[] a) {
+    return a == null ? new String[0] : a;
+  }
+}
