@@ -131,4 +131,85 @@ class ArchitectureTest {
     }
     assertEquals(List.of(), offenders);
   }
+
+  /**
+   * Route classes parse, call a service and answer: no repository, verticle, batcher, model or map of
+   * live state, no SQL client and no Hazelcast (a workflow that needs those belongs in a service).
+   */
+  @Test
+  void routesCallServicesOnly() {
+    noClasses().that().haveSimpleNameEndingWith("Routes")
+        .should().dependOnClassesThat().haveSimpleNameEndingWith("Repository")
+        .orShould().dependOnClassesThat().haveSimpleNameEndingWith("Verticle")
+        .orShould().dependOnClassesThat().haveSimpleNameEndingWith("Batcher")
+        .orShould().dependOnClassesThat().haveSimpleNameEndingWith("Model")
+        .orShould().dependOnClassesThat().haveSimpleNameEndingWith("State")
+        .orShould().dependOnClassesThat().resideInAnyPackage("io.vertx.sqlclient..", "io.vertx.pgclient..", "com.hazelcast..")
+        .check(classes);
+  }
+
+  /**
+   * A feature reaches another only through what that feature declares for it: its module, an interface
+   * (NodePolicy, NodeWork, LiveNodes, ChangeLog.Feed, ...) or a value it hands out (a record, an enum),
+   * and the few classes below that are its declared doors (the audit log everyone records in, the
+   * formats of node data, the key rule). Never another feature's service, repository or verticle.
+   */
+  @Test
+  void featuresMeetThroughDeclaredDoors() {
+    Set<String> doors = Set.of("io.meshplane.audit.AuditLog", "io.meshplane.node.NodeFormats", "io.meshplane.node.NodeKeys",
+        "io.meshplane.node.Telemetry", "io.meshplane.changes.ChangeLog");
+    List<String> violations = new ArrayList<>();
+    for (JavaClass c : classes) {
+      String from = feature(c);
+      if (from == null) continue;
+      c.getDirectDependenciesFromSelf().forEach(d -> {
+        JavaClass t = d.getTargetClass();
+        String to = feature(t);
+        if (to == null || to.equals(from)) return;
+        JavaClass top = t.getEnclosingClass().orElse(t);
+        while (top.getEnclosingClass().isPresent()) top = top.getEnclosingClass().get();
+        boolean door = t.isInterface() || t.isRecord() || t.isEnum() || t.getSimpleName().endsWith("Module")
+            || doors.contains(top.getName()) || top.getSimpleName().endsWith("Module");
+        if (!door) violations.add(c.getName() + " -> " + t.getName());
+      });
+    }
+    assertEquals(List.of(), violations.stream().distinct().sorted().toList());
+  }
+
+  /**
+   * A class is public only when something outside its package uses it (production code, or a test in
+   * another package): the rest are package-private, so a feature's insides cannot be reached at all.
+   */
+  @Test
+  void publicClassesAreUsedOutsideTheirPackage() {
+    JavaClasses all = new ClassFileImporter().importPackages(ROOT);
+    List<String> unused = new ArrayList<>();
+    for (JavaClass c : classes) {
+      if (!c.getModifiers().contains(com.tngtech.archunit.core.domain.JavaModifier.PUBLIC) || c.isNestedClass() || c.isAnonymousClass()) {
+        continue;
+      }
+      if (c.getPackageName().equals(ROOT)) continue; // Main
+      // used outside only through a compile-time constant (Problems.MEDIA_TYPE), which javac inlines: no dependency shows
+      if (c.getName().equals("io.meshplane.http.Problems")) continue;
+      boolean outside = all.stream().anyMatch(o -> !o.getPackageName().equals(c.getPackageName())
+          && o.getDirectDependenciesFromSelf().stream().anyMatch(d -> top(d.getTargetClass()).getName().equals(c.getName())));
+      if (!outside) unused.add(c.getName());
+    }
+    assertEquals(List.of(), unused.stream().sorted().toList(), "public classes nothing outside their package uses: make them package-private");
+  }
+
+  private static JavaClass top(JavaClass c) {
+    JavaClass t = c;
+    while (t.getEnclosingClass().isPresent()) t = t.getEnclosingClass().get();
+    return t;
+  }
+
+  /** The feature a class belongs to, or null for shared packages, app and Main. */
+  static String feature(JavaClass c) {
+    String p = c.getPackageName();
+    if (!p.startsWith(ROOT + ".")) return null;
+    String rest = p.substring(ROOT.length() + 1);
+    String top = rest.contains(".") ? rest.substring(0, rest.indexOf('.')) : rest;
+    return features.contains(top) ? top : null;
+  }
 }

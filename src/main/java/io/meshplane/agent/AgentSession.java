@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
  * <p>Small on purpose (a simulator holds 100,000): collections are created when first needed. Not
  * thread-safe: one event loop owns a session.
  */
-public final class AgentSession {
+final class AgentSession {
   static final String AGENT_VERSION = "0.1.0";
   static final long DEFAULT_INTERVAL_MS = 30_000;
   /** The coordinator accepts at most 64 {@code command_results}; more commands wait for a later answer. */

@@ -39,7 +39,7 @@ import java.util.regex.Pattern;
  * --duration} has passed since the start (enrollment included), or at once when the coordinator refuses
  * the enrollment token.
  */
-public final class Simulator {
+final class Simulator {
   static final int MAX_NODES = 1_000_000;
   static final Duration MAX_DURATION = Duration.ofHours(24);
   static final long PERIOD_MS = 10_000;

@@ -6,7 +6,7 @@ import com.hazelcast.config.NetworkConfig;
 import io.vertx.spi.cluster.hazelcast.ConfigUtil;
 
 /** The Hazelcast member configuration of a replica: explicit discovery only, nothing leaves the configured network. */
-public final class ClusterSetup {
+final class ClusterSetup {
   private ClusterSetup() {}
 
   public static Config hazelcastConfig(MeshConfig config) {

@@ -18,7 +18,7 @@ import java.util.List;
 import java.util.regex.Pattern;
 
 /** {@code GET /audit}: the trail, newest first, filtered, keyset-paginated, inside the caller's scope. */
-public final class AuditRoutes {
+final class AuditRoutes {
   private static final Pattern ACTION = Pattern.compile("^[a-z][a-z_.]{0,63}$");
   private static final Pattern ACTOR = Pattern.compile("^[A-Za-z0-9_\\-]{1,64}$");
 

@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  * map does not survive a full-cluster restart, every replica also loads the denied tokens from
  * PostgreSQL when it starts (see {@link TokenRepository#deniedTokens}).
  */
-public final class Denylist {
+final class Denylist {
   public static final String MAP = "meshplane.tokens.denied";
 
   /** Why a token stops working, and from when. */

@@ -21,7 +21,7 @@ import java.util.Set;
  * whose {@code kid} is unknown before the signature is even looked at (no {@code none}, no HS256 made
  * with a public key). Claims ({@code iss}, {@code aud}, {@code exp}, {@code nbf}) are checked by the verifier.
  */
-public final class Jwts {
+final class Jwts {
   public static final String ALGORITHM = "ES256";
 
   private final JWTAuth signer;

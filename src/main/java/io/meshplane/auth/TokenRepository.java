@@ -13,7 +13,7 @@ import java.time.Instant;
 import java.util.List;
 
 /** The SQL of tokens. Every read is filtered by the caller's scope: what is outside does not exist. */
-public final class TokenRepository {
+final class TokenRepository {
   private static final String COLUMNS = "id, name, team, environment, surface, node_id, key_id, expires_at, created_at, "
       + "created_by, revoked_at, retire_at, rotated_to, last_used_at";
   /** $1 team, $2 environment of the caller ('*' = all). */

@@ -32,7 +32,7 @@ import java.util.Arrays;
 import java.util.stream.Collectors;
 
 /** The token endpoints of API.md §5 ({@code /auth/…} under an API): parsing here, rules in {@link TokenService}. */
-public final class TokenRoutes {
+final class TokenRoutes {
   private TokenRoutes() {}
 
   public static void mount(Api api, TokenService tokens, TokenVerifier verifier, Cursors cursors) {

@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * a periodic flush writes all tokens used since the last flush with one UPDATE ... FROM UNNEST.
  * The value in PostgreSQL is therefore at most one flush period old (and never goes backwards).
  */
-public final class TokenUsage {
+final class TokenUsage {
   private static final Logger LOG = LoggerFactory.getLogger(TokenUsage.class);
   private static final String FLUSH_SQL = """
       UPDATE tokens t SET last_used_at = GREATEST(COALESCE(t.last_used_at, u.at), u.at)

@@ -29,7 +29,7 @@ import java.util.Map;
  * ECDSA check runs once per token, not once per request. Every request still checks the expiry and the
  * cluster-wide {@link Denylist} (a local memory read). No I/O per request.
  */
-public final class TokenVerifier implements Authenticator {
+final class TokenVerifier implements Authenticator {
   private static final int MAX_TOKEN_LENGTH = 4096;
   private static final long LEEWAY_SECONDS = 5;
   static final int MAX_CACHED = 1_000_000;

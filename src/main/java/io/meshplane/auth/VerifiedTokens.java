@@ -25,7 +25,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * bookkeeping (frequency sketch, access order, expiry wheel) measured at ~4 % of the heartbeat path.
  * Expiry is checked on every request by the verifier; the bound is kept by {@link #put}.
  */
-public final class VerifiedTokens {
+final class VerifiedTokens {
   private record Cached(Caller caller, long rest) {}
 
   private final ConcurrentHashMap<Signature, Cached> map = new ConcurrentHashMap<>();

@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * that member a late answer, not a 503; only a third indeterminate outcome is refused (503 with
  * {@code Retry-After}).
  */
-public final class HeartbeatBatcher {
+final class HeartbeatBatcher {
   static final int MAX_IN_FLIGHT = 2;
   /** Pauses before the retries of a write whose outcome was indeterminate (a member left mid-write). */
   private static final long[] RETRY_DELAYS_MS = {500, 1500};

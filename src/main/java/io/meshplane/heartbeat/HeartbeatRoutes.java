@@ -13,7 +13,7 @@ import io.vertx.core.Future;
  * hands it to the {@link HeartbeatService}; a refusal the service names is recorded through the guard
  * (once per window per agent). The hot path: no PostgreSQL, no blocking call.
  */
-public final class HeartbeatRoutes {
+final class HeartbeatRoutes {
   private HeartbeatRoutes() {}
 
   static void mount(Api api, HeartbeatService heartbeats) {

@@ -11,7 +11,7 @@ import java.util.List;
  * during the outage is still declared stale once the start grace has passed. {@code putIfAbsent}: a
  * heartbeat that arrived meanwhile is newer and wins.
  */
-public final class LiveSeed {
+final class LiveSeed {
   private static final int PAGE = 5000;
 
   private LiveSeed() {}

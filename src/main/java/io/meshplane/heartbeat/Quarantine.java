@@ -14,7 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code /readyz} (details of the {@code writebehind} check, which stays UP: one bad row is not an
  * outage). Thread-safe; one per replica.
  */
-public final class Quarantine {
+final class Quarantine {
   /** Beyond this many, further bad rows are still isolated by splitting, just not remembered. */
   static final int MAX = 10_000;
   private static final int SHOWN = 10;

@@ -8,7 +8,7 @@ import java.time.Duration;
  * judged as if they arrived no earlier than the cluster's start: nobody is stale before
  * {@code stale_after} has passed since start, so a coordinator outage does not look like a fleet outage.
  */
-public final class Staleness {
+final class Staleness {
   private final long staleAfterMs;
   private final long clusterStartMs;
 

@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * exactly once cluster-wide even if partitions migrate during a scan. Nothing is declared stale within
  * {@code stale_after} of the cluster's start.
  */
-public final class StalenessMonitor extends VerticleBase {
+final class StalenessMonitor extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(StalenessMonitor.class);
 
   private record Transition(String eventId, long at, String type, String nodeId, long lastHeartbeat) {}

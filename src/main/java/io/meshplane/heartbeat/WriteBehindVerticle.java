@@ -51,7 +51,7 @@ import org.slf4j.LoggerFactory;
  * once more {@link #RESWEEP_AFTER_GAIN_MS} later. A dead member's backlog is written within a flush
  * interval of the takeover, not within a sweep period.
  */
-public final class WriteBehindVerticle extends VerticleBase {
+final class WriteBehindVerticle extends VerticleBase {
   private static final Logger LOG = LoggerFactory.getLogger(WriteBehindVerticle.class);
   static final int BATCH = 2000;
   static final long SWEEP_EVERY_MS = 60_000;

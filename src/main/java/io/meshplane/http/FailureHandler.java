@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * an unexpected one is a 500 {@code internal} whose stack trace goes to the log with the request id
  * and never to the client.
  */
-public final class FailureHandler implements Handler<RoutingContext> {
+final class FailureHandler implements Handler<RoutingContext> {
   private static final Logger LOG = LoggerFactory.getLogger(FailureHandler.class);
 
   @Override

@@ -39,4 +39,11 @@ public final class Params {
     }
     return v;
   }
+
+  /** An id of kind {@code prefix} ({@code nd}) from the path's {@code {id}}; one that cannot be such an id is simply not found (404 "no {what} …"). */
+  public static String pathId(RoutingContext ctx, String prefix, String what) {
+    String id = ctx.pathParam("id");
+    if (!io.meshplane.common.Ids.looksLike(prefix, id)) throw io.meshplane.common.Refusal.notFound("no " + what + " " + id);
+    return id;
+  }
 }

@@ -5,7 +5,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Pattern;
 
 /** Gives every request an id (the client's if sane, else a new one) and echoes it on every response. */
-public final class RequestIds {
+final class RequestIds {
   public static final String HEADER = "X-Request-Id";
   private static final String KEY = "request_id";
   private static final Pattern SANE = Pattern.compile("^[A-Za-z0-9._:\\-]{1,128}$");

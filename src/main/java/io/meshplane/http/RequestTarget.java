@@ -14,7 +14,7 @@ import java.util.Set;
  * parameter may be given once. A bad target is a 400 naming the part ({@code (path)}, the parameter, or
  * {@code (query)}). Cost on the hot path: one scan of the target's characters.
  */
-public final class RequestTarget {
+final class RequestTarget {
   public static final String PATH = "(path)";
   public static final String QUERY = "(query)";
 

@@ -8,7 +8,7 @@ import io.vertx.core.json.JsonObject;
  * no comments or duplicate keys, finite numbers, depth {@value StrictJsonReader#MAX_DEPTH}); a problem
  * is a 400 naming the field at fault, or {@link #BODY} for the body as a whole.
  */
-public final class StrictJson {
+final class StrictJson {
   /** The field name used when a problem concerns the body as a whole rather than one field in it. */
   public static final String BODY = StrictJsonReader.BODY;
 

@@ -3,7 +3,7 @@ package io.meshplane.node;
 import java.time.Instant;
 
 /** A node as stored in PostgreSQL: the record, plus the live fields as of the last write-behind flush. */
-public record NodeRecord(
+record NodeRecord(
     String id,
     String name,
     String team,

@@ -17,7 +17,7 @@ import java.util.List;
  * The SQL of node records (the live columns of {@code nodes} are written by the heartbeat feature's
  * write-behind). Reads are filtered by the caller's boundary: what is outside does not exist.
  */
-public final class NodeRepository {
+final class NodeRepository {
   private static final String COLUMNS = "id, name, team, environment, host(address) AS address, public_key, tags, relay, services, ingress, "
       + "endpoints, routes, reported_relay, COALESCE(NULLIF(reported_key, ''), public_key) AS current_key, telemetry::text AS telemetry, "
       + "heartbeat_at, created_at, updated_at, COALESCE(acknowledged_peers, -1) AS ack_peers, COALESCE(acknowledged_acl, -1) AS ack_acl, "

@@ -16,6 +16,7 @@ import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.http.JsonBodies;
 import io.meshplane.http.Pages;
+import io.meshplane.http.Params;
 import io.meshplane.http.Responses;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -25,7 +26,7 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /** {@code /nodes} under an API: enrollment, inventory, deprovisioning (API.md §8). Parsing here, rules in {@link NodeService}. */
-public final class NodeRoutes {
+final class NodeRoutes {
   private static final Pattern NAME_PREFIX = Pattern.compile("^[a-z0-9-]{1,63}$");
   private static final Pattern AGENT_VERSION = Pattern.compile("[A-Za-z0-9.+_-]{1,64}");
   private static final Set<String> STATUSES = Set.of("pending", "online", "stale");
@@ -47,12 +48,12 @@ public final class NodeRoutes {
       });
     });
     api.route(GET, "/nodes/{id}", Permission.NODES_READ, "node.read", "node", (ctx, caller) ->
-        nodes.get(caller, nodeId(ctx)).map(body -> {
+        nodes.get(caller, Params.pathId(ctx, "nd", "node")).map(body -> {
           Responses.ok(ctx, body);
           return null;
         }));
     api.route(PUT, "/nodes/{id}/tags", Permission.NODES_OPERATE, "node.retag", "node", (ctx, caller) -> {
-      String id = nodeId(ctx);
+      String id = Params.pathId(ctx, "nd", "node");
       Fields f = new Fields();
       JsonObject body = JsonBodies.required(ctx);
       if (body.getValue("tags") == null) f.error("tags", "is required");
@@ -69,7 +70,7 @@ public final class NodeRoutes {
           return null;
         }));
     api.route(DELETE, "/nodes/{id}", Permission.NODES_OPERATE, "node.delete", "node", (ctx, caller) ->
-        nodes.delete(caller, Api.request(ctx), nodeId(ctx)).map(v -> {
+        nodes.delete(caller, Api.request(ctx), Params.pathId(ctx, "nd", "node")).map(v -> {
           Responses.noContent(ctx);
           return null;
         }));
@@ -134,12 +135,5 @@ public final class NodeRoutes {
     }
     f.check();
     return new NodeService.Query(status, tag, prefix, agentVersion);
-  }
-
-  /** A node id from the path; one that cannot be an id is simply not found. */
-  public static String nodeId(RoutingContext ctx) {
-    String id = ctx.pathParam("id");
-    if (!Ids.looksLike("nd", id)) throw Refusal.notFound("no node " + id);
-    return id;
   }
 }

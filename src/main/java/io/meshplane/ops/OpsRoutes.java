@@ -13,9 +13,9 @@ import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.http.JsonBodies;
 import io.meshplane.http.Pages;
+import io.meshplane.http.Params;
 import io.meshplane.http.Responses;
 import io.meshplane.node.NodeFormats;
-import io.meshplane.node.NodeRoutes;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
@@ -32,7 +32,7 @@ final class OpsRoutes {
 
   static void mount(Api api, OpsService ops, Cursors cursors) {
     api.route(PUT, "/nodes/{id}/services", Permission.NODES_SERVICES, "node.services", "node", (ctx, caller) -> {
-      String id = NodeRoutes.nodeId(ctx);
+      String id = Params.pathId(ctx, "nd", "node");
       String[] services = parseServices(JsonBodies.required(ctx));
       return ops.services(caller, Api.request(ctx), id, services).map(node -> {
         Responses.ok(ctx, node);
@@ -40,7 +40,7 @@ final class OpsRoutes {
       });
     });
     api.route(POST, "/nodes/{id}/ingress", Permission.NODES_OPERATE, "node.ingress", "node", (ctx, caller) -> {
-      String id = NodeRoutes.nodeId(ctx);
+      String id = Params.pathId(ctx, "nd", "node");
       OpsService.Ingress in = parseIngress(JsonBodies.required(ctx));
       return ops.assignIngress(caller, Api.request(ctx), id, in).map(node -> {
         ctx.response().putHeader("Location", api.location("/nodes/" + id));
@@ -49,11 +49,11 @@ final class OpsRoutes {
       });
     });
     api.route(POST, "/nodes/{id}/rekey", Permission.NODES_OPERATE, "node.rekey", "node", (ctx, caller) -> {
-      String id = NodeRoutes.nodeId(ctx);
+      String id = Params.pathId(ctx, "nd", "node");
       return accepted(api, ctx, ops.rekey(caller, Api.request(ctx), id));
     });
     api.route(PUT, "/nodes/{id}/relay", Permission.NODES_OPERATE, "node.move_relay", "node", (ctx, caller) -> {
-      String id = NodeRoutes.nodeId(ctx);
+      String id = Params.pathId(ctx, "nd", "node");
       JsonObject body = JsonBodies.required(ctx);
       Fields f = new Fields();
       String relay = f.string(body, "relay", "relay");
@@ -62,13 +62,13 @@ final class OpsRoutes {
       return accepted(api, ctx, ops.moveRelay(caller, Api.request(ctx), id, relay));
     });
     api.route(POST, "/nodes/{id}/ingress/{name}/drain", Permission.NODES_OPERATE, "node.drain_ingress", "node", (ctx, caller) -> {
-      String id = NodeRoutes.nodeId(ctx);
+      String id = Params.pathId(ctx, "nd", "node");
       String name = ctx.pathParam("name");
       if (!NodeFormats.name(name)) throw Refusal.notFound("node " + id + " has no ingress named " + name);
       return accepted(api, ctx, ops.drain(caller, Api.request(ctx), id, name));
     });
     api.route(GET, "/nodes/{id}/operations", Permission.NODES_READ, "operation.list", "node", (ctx, caller) -> {
-      String id = NodeRoutes.nodeId(ctx);
+      String id = Params.pathId(ctx, "nd", "node");
       String status = ctx.request().getParam("status");
       if (status != null && !OpsService.STATUSES.contains(status)) {
         throw Refusal.invalid("status", "must be pending, delivered, succeeded, failed or expired");

@@ -21,7 +21,7 @@ import java.util.Base64;
  * rate limits bound the queue). A login for an unknown username verifies against a dummy hash made
  * with the same parameters, so the answer takes as long as for a known one.
  */
-public final class Passwords {
+final class Passwords {
   static final int MEMORY_KIB = 19_456;
   static final int ITERATIONS = 2;
   static final int PARALLELISM = 1;

@@ -31,7 +31,7 @@ import java.util.concurrent.TimeUnit;
  * in use). The cost: one write per session and quarter idle timeout in use. Logging out, or any change
  * to the user (disabled, new role, new password), removes the entries at once on every replica.
  */
-public final class Sessions {
+final class Sessions {
   static final String MAP = "meshplane.panel.sessions";
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();

@@ -17,7 +17,7 @@ import java.util.List;
  * {@value #MAX_SELECTORS} selectors per side, {@value #MAX_PORTS} port entries per grant,
  * {@value #MAX_TESTS} tests of at most {@value #MAX_PROBES} probes each (and the 64 KiB body limit).
  */
-public record PolicyDocument(List<Grant> grants, List<PolicyTest> tests) {
+record PolicyDocument(List<Grant> grants, List<PolicyTest> tests) {
   public static final int MAX_GRANTS = 500;
   public static final int MAX_SELECTORS = 64;
   public static final int MAX_PORTS = 32;

@@ -36,7 +36,7 @@ import java.util.Set;
  * change-log entry and its audit event: the lock that every team's enrollments need is held for a few
  * statements, whatever the policy.
  */
-public final class PolicyService {
+final class PolicyService {
   /** Where a policy lives; both are concrete slugs. */
   public record Scope(String team, String environment) {}
 
