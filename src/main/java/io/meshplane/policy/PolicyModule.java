@@ -132,7 +132,7 @@ public final class PolicyModule implements Module, NodePolicy {
     return vertx.executeBlocking(() -> {
       int n = 0;
       for (String id : driftMap.keySet()) {
-        PeerModel.Domain d = model.domainOf(id);
+        PeerDomain d = model.domainOf(id);
         if (d != null && boundary.covers(d.team, d.env)) n++;
       }
       return n;
