@@ -1,14 +1,9 @@
 package io.meshplane.agent;
 
-import io.meshplane.common.Ids;
-import io.meshplane.common.Ports;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -17,6 +12,11 @@ import java.util.regex.Pattern;
  * body, applying an answer (relay, peers full and delta, acl, ingress, services), executing commands
  * and reporting their results, and where to send next and when (failover and back-off). It does no
  * I/O: the reference agent persists what {@link #takeDirty()} names, the simulator persists nothing.
+ *
+ * <p>This class holds the node's identity, key, relay, peers and rules, applies answers and keeps what
+ * survives a restart; its parts are {@link HeartbeatBody} (the JSON it sends), {@link NodeAssignments}
+ * (ingress and services), {@link CommandRunner} (commands and their results) and {@link Pacing} (where
+ * and when to send next).
  *
  * <p>Small on purpose (a simulator holds 100,000): collections are created when first needed. Not
  * thread-safe: one event loop owns a session.
@@ -32,12 +32,11 @@ final class AgentSession {
   static final int DIRTY_KEY = 1;
   /** {@link #takeDirty()}: relay, drained ingress or the command ledger changed. */
   static final int DIRTY_STATE = 2;
+  /** After an answer that made the node execute a command, the next heartbeat goes out this soon. */
+  static final long REPORT_SOON_MS = 1000;
 
   static final Pattern LABEL = Pattern.compile("^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$");
   static final Pattern TAG = Pattern.compile("^tag:[a-z0-9][a-z0-9-]{0,62}$");
-  private static final Pattern SERVICE = Pattern.compile("^[a-z0-9][a-z0-9-]{0,62}:([0-9]{1,5})$");
-  private static final String[] NO_STRINGS = new String[0];
-  private static final boolean[] NO_FLAGS = new boolean[0];
   private static final CommandLedger.Result[] NO_RESULTS = new CommandLedger.Result[0];
 
   /** What a session tells its owner as it happens (the reference agent logs and counts; the simulator counts). */
@@ -60,6 +59,8 @@ final class AgentSession {
   private final NodeKey.Source keys;
   private final Events events;
   private final long startedAtMs;
+  private final NodeAssignments assignments = new NodeAssignments();
+  private final Pacing pacing = new Pacing();
 
   private String nodeId;
   private String address;
@@ -70,30 +71,14 @@ final class AgentSession {
   private String relay;
   /** An answer was applied since this session started (the first one may assign the relay). */
   private boolean answered;
-  private int intervalS;
-  /** A command was executed on the last answer: its result goes out soon, not an interval later. */
-  private boolean resultsWaiting;
-  static final long REPORT_SOON_MS = 1000;
-
-  private String[] ingressNames;
-  private boolean[] ingressDrainedByCoordinator;
-  /** Ingress the node drained itself (drain_ingress), by name; null: none. */
-  private Set<String> drained;
-  /** The services bound to the node, as answered; null before any answer. */
-  private String[] services;
 
   private PeerBook peers;
   private long aclVersion = -1;
   private JsonArray aclRules;
   private int aclRuleCount;
 
-  private CommandLedger ledger;
-  /** The results the next heartbeat reports: those of the commands in the latest answer. */
-  private CommandLedger.Result[] reporting = NO_RESULTS;
-
-  private int url;
-  private int tried;
-  private int failures;
+  /** null before the first command (or a restored ledger). */
+  private CommandRunner commands;
   private int dirty;
 
   /**
@@ -112,17 +97,7 @@ final class AgentSession {
 
   /** The body of {@code POST /v1/nodes}: {@code {name, public_key, tags}}. */
   Buffer enrollmentBody(List<String> tags) {
-    StringBuilder sb = new StringBuilder(128).append('{');
-    JsonText.key(sb, "name");
-    JsonText.string(sb, name).append(',');
-    JsonText.key(sb, "public_key");
-    JsonText.string(sb, key.publicKey()).append(',');
-    JsonText.key(sb, "tags").append('[');
-    for (int i = 0; i < tags.size(); i++) {
-      if (i > 0) sb.append(',');
-      JsonText.string(sb, tags.get(i));
-    }
-    return Buffer.buffer(sb.append("]}").toString());
+    return HeartbeatBody.enrollment(name, key.publicKey(), tags);
   }
 
   /**
@@ -166,73 +141,10 @@ final class AgentSession {
 
   /**
    * The heartbeat body (API.md §11), written into {@code sb} (cleared first; a simulator reuses one per
-   * event loop). Members the node does not hold are left out: no relay before one is assigned, no
-   * ingress or services before the first answer, {@code known} only with the versions held.
+   * event loop); see {@link HeartbeatBody#heartbeat}.
    */
   Buffer heartbeatBody(StringBuilder sb, long nowMs) {
-    sb.setLength(0);
-    sb.append('{');
-    JsonText.key(sb, "public_key");
-    JsonText.string(sb, key.publicKey());
-    if (relay != null) {
-      JsonText.key(sb.append(','), "relay");
-      JsonText.string(sb, relay);
-    }
-    if (services != null) {
-      JsonText.key(sb.append(','), "services").append('[');
-      for (int i = 0; i < services.length; i++) {
-        if (i > 0) sb.append(',');
-        JsonText.string(sb, services[i]);
-      }
-      sb.append(']');
-    }
-    if (ingressNames != null) {
-      JsonText.key(sb.append(','), "ingress").append('[');
-      for (int i = 0; i < ingressNames.length; i++) {
-        if (i > 0) sb.append(',');
-        JsonText.key(sb.append('{'), "name");
-        JsonText.string(sb, ingressNames[i]).append(',');
-        JsonText.key(sb, "state").append('"').append(ingressState(i)).append("\"}");
-      }
-      sb.append(']');
-    }
-    JsonText.key(sb.append(','), "telemetry").append('{');
-    JsonText.key(sb, "agent_version").append('"').append(AGENT_VERSION).append("\",");
-    JsonText.key(sb, "uptime_s").append(Math.max(0, (nowMs - startedAtMs) / 1000)).append(',');
-    JsonText.key(sb, "peers").append(peerCount());
-    if (simulated) JsonText.key(sb.append(','), "simulated").append("true");
-    sb.append('}');
-    if (reporting.length > 0) {
-      JsonText.key(sb.append(','), "command_results").append('[');
-      for (int i = 0; i < reporting.length; i++) {
-        CommandLedger.Result r = reporting[i];
-        if (i > 0) sb.append(',');
-        JsonText.key(sb.append('{'), "id");
-        JsonText.string(sb, r.id()).append(',');
-        JsonText.key(sb, "status");
-        JsonText.string(sb, r.status());
-        if (r.detail() != null) {
-          JsonText.key(sb.append(','), "detail");
-          JsonText.string(sb, r.detail());
-        }
-        sb.append('}');
-      }
-      sb.append(']');
-    }
-    if (peers != null || aclVersion >= 0) {
-      JsonText.key(sb.append(','), "known").append('{');
-      if (peers != null) JsonText.key(sb, "peers").append(peers.version());
-      if (aclVersion >= 0) {
-        if (peers != null) sb.append(',');
-        JsonText.key(sb, "acl").append(aclVersion);
-      }
-      sb.append('}');
-    }
-    return Buffer.buffer(sb.append('}').toString());
-  }
-
-  private String ingressState(int i) {
-    return ingressDrainedByCoordinator[i] || (drained != null && drained.contains(ingressNames[i])) ? "drained" : "active";
+    return HeartbeatBody.heartbeat(sb, this, nowMs);
   }
 
   /**
@@ -242,7 +154,7 @@ final class AgentSession {
    * @return the number of peer entries the answer carried
    */
   int apply(JsonObject a) {
-    if (a.getValue("interval_s") instanceof Number n && n.longValue() >= 1 && n.longValue() <= 86_400) intervalS = n.intValue();
+    pacing.answeredInterval(a.getValue("interval_s"));
     if (!answered) {
       answered = true;
       if (relay == null && a.getValue("relay") instanceof String r && LABEL.matcher(r).matches()) {
@@ -267,9 +179,11 @@ final class AgentSession {
       aclRuleCount = rules.size();
       aclRules = simulated ? null : rules;
     }
-    applyIngress(a.getValue("ingress"));
-    applyServices(a.getValue("services"));
-    applyCommands(a.getValue("commands"));
+    if (assignments.applyIngress(a.getValue("ingress"))) dirty |= DIRTY_STATE;
+    assignments.applyServices(a.getValue("services"));
+    Object given = a.getValue("commands");
+    if (commands == null && given instanceof JsonArray list && !list.isEmpty()) commands = new CommandRunner(new CommandLedger());
+    if (commands != null) commands.apply(given, this);
     return received;
   }
 
@@ -278,136 +192,58 @@ final class AgentSession {
     return peers;
   }
 
-  private void applyIngress(Object value) {
-    if (!(value instanceof JsonArray given) || given.isEmpty()) {
-      ingressNames = NO_STRINGS;
-      ingressDrainedByCoordinator = NO_FLAGS;
-      if (drained != null) {
-        drained = null;
-        dirty |= DIRTY_STATE;
-      }
-      return;
-    }
-    List<String> names = new ArrayList<>(0);
-    List<Boolean> coordinatorDrained = new ArrayList<>(0);
-    for (Object o : given) {
-      if (names.size() == MAX_INGRESS) break;
-      if (o instanceof JsonObject in && in.getValue("name") instanceof String n && LABEL.matcher(n).matches() && !names.contains(n)) {
-        names.add(n);
-        coordinatorDrained.add("drained".equals(in.getValue("state")));
-      }
-    }
-    ingressNames = names.isEmpty() ? NO_STRINGS : names.toArray(NO_STRINGS);
-    ingressDrainedByCoordinator = new boolean[names.size()];
-    for (int i = 0; i < names.size(); i++) ingressDrainedByCoordinator[i] = coordinatorDrained.get(i);
-    // an ingress no longer assigned is forgotten: assigned again later, it starts active
-    if (drained != null && drained.removeIf(n -> !names.contains(n))) dirty |= DIRTY_STATE;
+  // ---- what the commands change (CommandRunner) ----
+
+  NodeKey.Source keySource() {
+    return keys;
   }
 
-  private void applyServices(Object value) {
-    if (!(value instanceof JsonArray list) || list.isEmpty()) {
-      services = NO_STRINGS;
-      return;
-    }
-    List<String> out = new ArrayList<>(list.size());
-    for (Object o : list) {
-      if (out.size() == MAX_SERVICES) break;
-      if (o instanceof String s && service(s) && !out.contains(s)) out.add(s);
-    }
-    services = out.toArray(NO_STRINGS);
+  /** {@code rekey}: the node uses {@code fresh} from now on. */
+  void useKey(NodeKey fresh) {
+    key = fresh;
+    dirty |= DIRTY_KEY;
+    events.keyRotated(fresh.publicKey());
   }
 
-  /** {@code ssh:22}, read as the coordinator reads it: the port without a leading zero ({@link Ports}). */
-  private static boolean service(String s) {
-    var m = SERVICE.matcher(s);
-    return m.matches() && Ports.parse(m.group(1)) > 0;
+  /** {@code move_relay}: the node uses relay {@code to} from now on. */
+  void useRelay(String to, String why) {
+    String from = relay;
+    relay = to;
+    dirty |= DIRTY_STATE;
+    if (!to.equals(from)) events.relayChanged(from, to, why);
   }
 
-  private void applyCommands(Object value) {
-    if (!(value instanceof JsonArray list) || list.isEmpty()) {
-      reporting = NO_RESULTS;
-      return;
-    }
-    List<CommandLedger.Result> report = new ArrayList<>(Math.min(list.size(), MAX_COMMANDS));
-    for (Object o : list) {
-      if (report.size() == MAX_COMMANDS) break;
-      if (!(o instanceof JsonObject c)) continue;
-      String id = c.getValue("id") instanceof String s ? s : null;
-      if (!Ids.looksLike("op", id)) {
-        events.ignoredCommand("a command without an operation id: " + c.encode());
-        continue;
-      }
-      if (ledger == null) ledger = new CommandLedger();
-      CommandLedger.Result r = ledger.get(id);
-      if (r == null) {
-        r = execute(id, c);
-        ledger.put(r);
-        dirty |= DIRTY_STATE;
-        events.executed(r);
-        resultsWaiting = true;
-      }
-      if (!report.contains(r)) report.add(r);
-    }
-    reporting = report.toArray(NO_RESULTS);
+  Events events() {
+    return events;
   }
 
-  private CommandLedger.Result execute(String id, JsonObject c) {
-    String kind = c.getValue("kind") instanceof String k ? k : "";
-    switch (kind) {
-      case "rekey" -> {
-        NodeKey fresh;
-        try {
-          fresh = keys.generate();
-        } catch (RuntimeException e) {
-          return new CommandLedger.Result(id, kind, "failed", "no new key pair: " + e.getMessage());
-        }
-        key = fresh;
-        dirty |= DIRTY_KEY;
-        events.keyRotated(fresh.publicKey());
-        return new CommandLedger.Result(id, kind, "succeeded", "new public key " + fresh.publicKey());
-      }
-      case "move_relay" -> {
-        String to = c.getValue("relay") instanceof String r ? r : null;
-        if (to == null || !LABEL.matcher(to).matches()) {
-          return new CommandLedger.Result(id, kind, "failed", "move_relay needs a relay name");
-        }
-        String from = relay;
-        relay = to;
-        dirty |= DIRTY_STATE;
-        if (!to.equals(from)) events.relayChanged(from, to, "move_relay " + id);
-        return new CommandLedger.Result(id, kind, "succeeded", "relay " + to + " in use");
-      }
-      case "drain_ingress" -> {
-        String ingress = c.getValue("name") instanceof String n ? n : null;
-        if (ingress == null || ingressNames == null || !List.of(ingressNames).contains(ingress)) {
-          return new CommandLedger.Result(id, kind, "failed", "no ingress named " + (ingress == null ? "(none given)" : ingress) + " on this node");
-        }
-        if (drained == null) drained = new HashSet<>(4);
-        drained.add(ingress);
-        dirty |= DIRTY_STATE;
-        return new CommandLedger.Result(id, kind, "succeeded", "ingress " + ingress + " drained");
-      }
-      default -> {
-        return new CommandLedger.Result(id, kind.length() > 64 ? kind.substring(0, 64) : kind, "failed", "unknown command kind");
-      }
-    }
+  NodeAssignments assignments() {
+    return assignments;
+  }
+
+  Pacing pacing() {
+    return pacing;
+  }
+
+  /** The results the next heartbeat reports: those of the commands in the latest answer. */
+  CommandLedger.Result[] reporting() {
+    return commands == null ? NO_RESULTS : commands.reporting();
   }
 
   // ---- where to send next, and when ----
 
   /** The index of the coordinator URL to use next. */
   int coordinator() {
-    return url;
+    return pacing.coordinator();
   }
 
   int failures() {
-    return failures;
+    return pacing.failures();
   }
 
   /** The heartbeat interval in force: the override, else the answered one, else 30 s. */
   long intervalMs(long overrideMs) {
-    if (overrideMs > 0) return overrideMs;
-    return intervalS > 0 ? intervalS * 1000L : DEFAULT_INTERVAL_MS;
+    return pacing.intervalMs(overrideMs);
   }
 
   /**
@@ -417,14 +253,7 @@ final class AgentSession {
    * about a second, so an operation completes in about one interval rather than two.
    */
   long afterSuccess(Backoff backoff, long intervalOverrideMs) {
-    failures = 0;
-    tried = 0;
-    long interval = intervalMs(intervalOverrideMs);
-    if (resultsWaiting) {
-      resultsWaiting = false;
-      return backoff.intervalMs(Math.min(REPORT_SOON_MS, interval));
-    }
-    return backoff.intervalMs(interval);
+    return pacing.afterSuccess(backoff, intervalOverrideMs);
   }
 
   /**
@@ -433,16 +262,7 @@ final class AgentSession {
    * tried, else the back-off (at least what {@code Retry-After} asked, within the cap).
    */
   long afterFailure(Reply r, Backoff backoff, int coordinators, long intervalOverrideMs) {
-    if (r.coordinatorsFault() && coordinators > 1) {
-      url = (url + 1) % coordinators;
-      if (++tried < coordinators) return 0;
-    }
-    tried = 0;
-    failures++;
-    long interval = intervalMs(intervalOverrideMs);
-    long wait = backoff.delayMs(failures, interval);
-    if (r.retryAfterMs() > wait) wait = Math.min(r.retryAfterMs(), Backoff.capMs(interval));
-    return wait;
+    return pacing.afterFailure(r, backoff, coordinators, intervalOverrideMs);
   }
 
   // ---- persistence (reference agent) ----
@@ -461,20 +281,16 @@ final class AgentSession {
 
   /** What survives a restart besides identity and key: {@code {relay, drained, commands}}. */
   JsonObject persistentState() {
-    JsonArray d = new JsonArray();
-    if (drained != null) drained.stream().sorted().forEach(d::add);
-    return new JsonObject().put("relay", relay).put("drained", d).put("commands", ledger == null ? new JsonArray() : ledger.toJson());
+    return new JsonObject().put("relay", relay).put("drained", assignments.drainedJson())
+        .put("commands", commands == null ? new JsonArray() : commands.toJson());
   }
 
   /** Restores what {@link #persistentState()} wrote. */
   void restore(JsonObject state) {
     if (state == null) return;
     if (state.getValue("relay") instanceof String r && LABEL.matcher(r).matches()) relay = r;
-    if (state.getValue("drained") instanceof JsonArray d && !d.isEmpty()) {
-      drained = new HashSet<>();
-      for (Object o : d) if (o instanceof String s) drained.add(s);
-    }
-    if (state.getValue("commands") instanceof JsonArray c && !c.isEmpty()) ledger = CommandLedger.fromJson(c);
+    if (state.getValue("drained") instanceof JsonArray d) assignments.restoreDrained(d);
+    if (state.getValue("commands") instanceof JsonArray c && !c.isEmpty()) commands = new CommandRunner(CommandLedger.fromJson(c));
   }
 
   // ---- what the node holds (for /info, metrics, tests) ----
@@ -501,6 +317,14 @@ final class AgentSession {
 
   public String relay() {
     return relay;
+  }
+
+  boolean simulated() {
+    return simulated;
+  }
+
+  long startedAtMs() {
+    return startedAtMs;
   }
 
   public int peerCount() {
@@ -532,24 +356,20 @@ final class AgentSession {
 
   /** The answered interval in seconds, 0 before any answer. */
   int answeredIntervalS() {
-    return intervalS;
+    return pacing.answeredIntervalS();
   }
 
   /** The ingress as the node reports it: {@code [{name, state}]}; empty before any answer. */
   JsonArray ingress() {
-    JsonArray a = new JsonArray();
-    if (ingressNames != null) {
-      for (int i = 0; i < ingressNames.length; i++) a.add(new JsonObject().put("name", ingressNames[i]).put("state", ingressState(i)));
-    }
-    return a;
+    return assignments.ingress();
   }
 
   /** The services as the node reports them; empty before any answer. */
   JsonArray services() {
-    return services == null ? new JsonArray() : new JsonArray(List.of(services));
+    return assignments.services();
   }
 
   CommandLedger.Result executed(String commandId) {
-    return ledger == null ? null : ledger.get(commandId);
+    return commands == null ? null : commands.executed(commandId);
   }
 }

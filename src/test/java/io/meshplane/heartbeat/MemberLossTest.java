@@ -191,7 +191,7 @@ class MemberLossTest {
       // sweep (legitimately) writes every dirty entry, so the backlog is planted after it. On a slow
       // machine the sweep can still land late; then the planting is undone in PostgreSQL and repeated
       // (there is one resweep per gain, so a window that really reached old stamps fails every attempt).
-      long quiet = settled + WriteBehindVerticle.RESWEEP_AFTER_GAIN_MS + 1_000 - System.currentTimeMillis();
+      long quiet = settled + FlushPlanner.RESWEEP_AFTER_GAIN_MS + 1_000 - System.currentTimeMillis();
       if (quiet > 0) Thread.sleep(quiet);
       Map<String, Long> onB = new HashMap<>();
       for (int attempt = 1; ; attempt++) {

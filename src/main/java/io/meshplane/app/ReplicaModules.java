@@ -1,0 +1,69 @@
+package io.meshplane.app;
+
+import com.hazelcast.core.HazelcastInstance;
+import io.meshplane.audit.AuditModule;
+import io.meshplane.auth.AuthModule;
+import io.meshplane.auth.SigningKeys;
+import io.meshplane.changes.ChangesModule;
+import io.meshplane.heartbeat.HeartbeatModule;
+import io.meshplane.http.Cursors;
+import io.meshplane.module.Module;
+import io.meshplane.node.NodeModule;
+import io.meshplane.observe.Observability;
+import io.meshplane.ops.OpsModule;
+import io.meshplane.panel.PanelModule;
+import io.meshplane.policy.PolicyModule;
+import io.vertx.core.Vertx;
+import io.vertx.sqlclient.Pool;
+import java.util.List;
+
+/**
+ * The replica's feature modules, built once PostgreSQL is open: each gets the slice of the replica it
+ * needs. They meet through the change log (appended, announced, followed) and narrow interfaces, never
+ * through each other's insides; this class is the one place that knows which module gets what.
+ */
+final class ReplicaModules {
+  final ChangesModule changes;
+  final AuditModule audit;
+  final AuthModule auth;
+  final PolicyModule policy;
+  final OpsModule ops;
+  // assigned once, in the constructor; not final because modules built before them read them at call time
+  HeartbeatModule heartbeat;
+  NodeModule nodes;
+  final PanelModule panel;
+  /**
+   * In the order they start and mount routes; stopped in reverse. The change log loads its followers
+   * (the peer model, the operations board) and starts first, then policy and operations, before the
+   * heartbeat route is served: answers come from the model and the board.
+   */
+  final List<Module> all;
+
+  /**
+   * @param p the pool for the features' writes and point reads
+   * @param reads lists and counts whose cost grows with the data: connections of their own, each
+   *     statement under postgres.read_timeout
+   */
+  ReplicaModules(MeshConfig config, Vertx vertx, HazelcastInstance hz, Pool p, Pool reads, SigningKeys keys, Observability observability,
+      Cursors cursors) {
+    changes = new ChangesModule(vertx, p, observability.mesh().registry());
+    audit = new AuditModule(p, reads, cursors);
+    auth = new AuthModule(vertx, hz, p, reads, keys, audit.log(), observability.mesh(), cursors,
+        new AuthModule.Settings(config.issuer(), config.tokensMaxLifetime()));
+    // policy records its drift events in the heartbeat feature's journal (built after it): asked at call time
+    policy = new PolicyModule(vertx, hz, p, changes, (eventId, nodeId) -> heartbeat.drift(eventId, nodeId), audit.log(),
+        observability.mesh(), cursors, config.policyWork());
+    // operations answer with the node record, which the node feature (built last) reads: asked at call time
+    ops = new OpsModule(vertx, p, audit.log(), changes, (caller, id) -> nodes.service().get(caller, id), config.relays(),
+        observability.mesh(), cursors, config.operationsDeadline());
+    heartbeat = new HeartbeatModule(vertx, hz, p, reads, changes, policy, ops, observability.mesh(), cursors, new HeartbeatModule.Settings(
+        config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog(), config.pendingTtl()));
+    nodes = new NodeModule(p, reads, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), changes, policy, config.relays(), cursors,
+        config.addressPool());
+    // the panel reads the overview's numbers from the features through these functions, knowing none of them
+    long intervalSeconds = Math.max(1, config.heartbeatInterval().toSeconds());
+    panel = new PanelModule(vertx, hz, p, audit.log(), observability.mesh(), cursors, config.panel(), new PanelModule.Sources(
+        caller -> nodes.service().counts(caller), ops::inFlight, policy::drifting, intervalSeconds));
+    all = List.of(changes, policy, ops, heartbeat, auth, nodes, audit, panel);
+  }
+}
