@@ -50,6 +50,7 @@ public final class HeartbeatModule implements Module, NodeJournal {
   private final NodeWork work;
   private volatile String writeBehindDeployment;
   private long unconfirmedTimer = -1;
+  private final java.util.concurrent.atomic.AtomicLong unconfirmedChecks = new java.util.concurrent.atomic.AtomicLong();
 
   /**
    * @param policy where heartbeat answers get their relay, peers and acl
@@ -144,8 +145,16 @@ public final class HeartbeatModule implements Module, NodeJournal {
             }
           })
           .onFailure(e -> LOG.debug("unconfirmed enrollments not checked: {}", e.getMessage()))
-          .onComplete(ar -> running[0] = false);
+          .onComplete(ar -> {
+            running[0] = false;
+            unconfirmedChecks.incrementAndGet();
+          });
     });
+  }
+
+  /** How many checks for unconfirmed enrollments this replica has completed (tests wait on it instead of sleeping). */
+  public long unconfirmedChecks() {
+    return unconfirmedChecks.get();
   }
 
   /** The write-behind's last flush of the entries this member owns (undeployed before Vert.x closes: it needs the pool). */
