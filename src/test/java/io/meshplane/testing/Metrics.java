@@ -24,12 +24,17 @@ public final class Metrics {
   }
 
   /**
-   * Waits until the replica at {@code port} has completed {@code flushes} write-behind flushes that
-   * began after this call: with 2, at least one whole flush started after everything this thread did
-   * before (the one under way may have read the map earlier).
+   * Waits until each replica (by coordinator port) has completed {@code flushes} more write-behind
+   * flushes: with 2, at least one whole flush started after everything this thread did before (the one
+   * under way may have read the map earlier).
    */
-  public static void awaitFlushes(Http http, int port, int flushes) {
-    double from = value(http, port, FLUSHES);
-    Await.until(flushes + " more write-behind flushes on " + port, () -> value(http, port, FLUSHES), v -> v >= from + flushes);
+  public static void awaitFlushes(Http http, int flushes, int... ports) {
+    double[] from = new double[ports.length];
+    for (int i = 0; i < ports.length; i++) from[i] = value(http, ports[i], FLUSHES);
+    for (int i = 0; i < ports.length; i++) {
+      int port = ports[i];
+      double target = from[i] + flushes;
+      Await.until(flushes + " more write-behind flushes on " + port, () -> value(http, port, FLUSHES), v -> v >= target);
+    }
   }
 }
