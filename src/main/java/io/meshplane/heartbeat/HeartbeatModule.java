@@ -50,6 +50,7 @@ public final class HeartbeatModule implements Module, NodeJournal {
   private final NodeWork work;
   private volatile String writeBehindDeployment;
   private long unconfirmedTimer = -1;
+  private volatile StalenessMonitor monitor;
   private final java.util.concurrent.atomic.AtomicLong unconfirmedChecks = new java.util.concurrent.atomic.AtomicLong();
 
   /**
@@ -97,7 +98,8 @@ public final class HeartbeatModule implements Module, NodeJournal {
     return vertx.deployVerticle(new WriteBehindVerticle(live, repository, changes, metrics, quarantine, settings.flushInterval()), worker)
         .compose(id -> {
           writeBehindDeployment = id;
-          return vertx.deployVerticle(new StalenessMonitor(hz, live, staleness, repository, changes, metrics), worker);
+          monitor = new StalenessMonitor(hz, live, staleness, repository, changes, metrics);
+          return vertx.deployVerticle(monitor, worker);
         })
         .map(id -> {
           watchUnconfirmed();
@@ -150,6 +152,12 @@ public final class HeartbeatModule implements Module, NodeJournal {
             unconfirmedChecks.incrementAndGet();
           });
     });
+  }
+
+  /** How many staleness scans (with their recording step) this replica has completed (tests wait on it instead of sleeping). */
+  public long stalenessScans() {
+    StalenessMonitor m = monitor;
+    return m == null ? 0 : m.scans();
   }
 
   /** How many checks for unconfirmed enrollments this replica has completed (tests wait on it instead of sleeping). */
