@@ -51,6 +51,7 @@ public final class HeartbeatModule implements Module, NodeJournal {
   private volatile String writeBehindDeployment;
   private long unconfirmedTimer = -1;
   private volatile StalenessMonitor monitor;
+  private volatile WriteBehindVerticle writeBehind;
   private final java.util.concurrent.atomic.AtomicLong unconfirmedChecks = new java.util.concurrent.atomic.AtomicLong();
 
   /**
@@ -95,7 +96,8 @@ public final class HeartbeatModule implements Module, NodeJournal {
     Staleness staleness = new Staleness(settings.staleAfter(), start[0]);
     view.staleness(staleness);
     DeploymentOptions worker = new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER);
-    return vertx.deployVerticle(new WriteBehindVerticle(live, repository, changes, metrics, quarantine, settings.flushInterval()), worker)
+    writeBehind = new WriteBehindVerticle(live, repository, changes, metrics, quarantine, settings.flushInterval());
+    return vertx.deployVerticle(writeBehind, worker)
         .compose(id -> {
           writeBehindDeployment = id;
           monitor = new StalenessMonitor(hz, live, staleness, repository, changes, metrics);
@@ -158,6 +160,12 @@ public final class HeartbeatModule implements Module, NodeJournal {
   public long stalenessScans() {
     StalenessMonitor m = monitor;
     return m == null ? 0 : m.scans();
+  }
+
+  /** Whether the write-behind still plans its second sweep after a partition gain, as of its last flush (for tests). */
+  public boolean resweepPlanned() {
+    WriteBehindVerticle w = writeBehind;
+    return w != null && w.resweepPlanned();
   }
 
   /** How many checks for unconfirmed enrollments this replica has completed (tests wait on it instead of sleeping). */

@@ -82,6 +82,8 @@ final class WriteBehindVerticle extends VerticleBase {
   private BitSet owned;
   /** When to sweep once more after a gain (0: not planned). Worker thread only. */
   private long resweepAt;
+  /** Whether a resweep after a gain is still to come, as of the last completed flush (read by tests). */
+  private volatile boolean resweepPlanned;
   /** Whether a statement of this flush appended to the change log (announced when the flush ends). Worker thread only. */
   private boolean appended;
   /** Rows written whose marks are not settled yet: node id -> the value written. Worker thread only. */
@@ -189,7 +191,12 @@ final class WriteBehindVerticle extends VerticleBase {
       settling.forEach(written::putIfAbsent);
       // a complete, successful flush moves the window; after a failure the old window stays
       if (!failedThisRound) window = started - interval.toMillis() - CLOCK_MARGIN_MS;
+      resweepPlanned = resweepAt != 0;
     });
+  }
+
+  boolean resweepPlanned() {
+    return resweepPlanned;
   }
 
   private boolean failedThisRound;
