@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.app.Meshplane;
 import io.meshplane.testing.Http;
+import io.meshplane.testing.Metrics;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
 import io.vertx.core.buffer.Buffer;
@@ -307,16 +308,11 @@ class PolicyWorkedExampleTest {
 
   /** Beats until every agent is answered unchanged (pending live changes, such as first heartbeats, have reached everyone). */
   static void settle() {
-    // quiet three times in a row, each round after a write-behind flush (100 ms) and the feeds' poll had time
-    // to run: twice (0.8 s) was once too short in CI, where a first heartbeat's flush came later and db-1's
-    // peers had not yet heard it online
+    // quiet three times in a row, each round after a whole write-behind flush on both replicas (what the
+    // previous round's heartbeats changed is in the change log) and both models applied the log
     int quietRounds = 0;
     for (int round = 0; round < 50; round++) {
-      try {
-        Thread.sleep(400);
-      } catch (InterruptedException e) {
-        throw new RuntimeException(e);
-      }
+      Metrics.awaitFlushes(http, 2, a.coordinatorPort(), b.coordinatorPort());
       boolean quiet = true;
       for (JsonObject answer : syncAll().values()) {
         quiet &= answer.getJsonObject("peers").getBoolean("unchanged", false) && answer.getJsonObject("acl").getBoolean("unchanged", false);
@@ -351,15 +347,7 @@ class PolicyWorkedExampleTest {
   }
 
   static void awaitModels() {
-    long target = Math.max(a.changes().position(), b.changes().position());
-    long deadline = System.currentTimeMillis() + 10_000;
-    while ((a.changes().position() < target || b.changes().position() < target) && System.currentTimeMillis() < deadline) {
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException e) {
-        throw new RuntimeException(e);
-      }
-    }
+    cluster.awaitChangesApplied();
   }
 
   static void assertPeers(Map<String, JsonObject> answers, String node, String... peers) {
