@@ -1,11 +1,16 @@
 package io.meshplane.testing;
 
 import io.vertx.core.Future;
+import io.vertx.ext.web.client.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The one way tests wait: for a fact (a condition, or a value read again until it passes a test), with
@@ -51,7 +56,7 @@ public final class Await {
       }
       if (done.test(value)) return value;
       if (System.nanoTime() - deadline > 0) {
-        throw new AssertionError("timed out after " + timeoutMs + " ms waiting until " + what + "; last value seen: " + value);
+        throw new AssertionError("timed out after " + timeoutMs + " ms waiting until " + what + "; last value seen: " + describe(value));
       }
       pause();
     }
@@ -64,6 +69,30 @@ public final class Await {
     } catch (TimeoutException e) {
       throw new AssertionError("timed out after " + timeoutMs + " ms waiting for " + what, e);
     }
+  }
+
+  /**
+   * Waits until {@code regex} matches the text of {@code log} (a child process's output) and returns the
+   * match's first group ("" without one); fails at once if {@code process} (when given) has exited.
+   */
+  public static String inLog(Path log, String regex, Process process, long timeoutMs) {
+    Pattern pattern = Pattern.compile(regex);
+    String text = until("'" + regex + "' in " + log, timeoutMs, () -> {
+      String t = Files.exists(log) ? Files.readString(log) : "";
+      if (!pattern.matcher(t).find() && process != null && !process.isAlive()) {
+        throw new AssertionError("the process exited (" + process.exitValue() + ") before '" + regex + "' was logged: " + t);
+      }
+      return t;
+    }, t -> pattern.matcher(t).find());
+    Matcher m = pattern.matcher(text);
+    m.find();
+    return m.groupCount() == 0 || m.group(1) == null ? "" : m.group(1);
+  }
+
+  /** An HTTP answer shows its status and body; anything else its toString. */
+  private static String describe(Object value) {
+    if (value instanceof HttpResponse<?> r) return r.statusCode() + " " + r.bodyAsString();
+    return String.valueOf(value);
   }
 
   private static void pause() {
