@@ -25,7 +25,8 @@ import java.util.regex.Pattern;
 public final class Await {
   /** Long enough for a loaded CI machine; a passing wait returns as soon as its fact holds. */
   public static final long DEFAULT_MS = 15_000;
-  private static final long POLL_MS = 25;
+  /** Short, and no faster than a panel session's default rate (20 requests a second). */
+  private static final long POLL_MS = 50;
 
   private Await() {}
 
