@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Metrics;
 import io.meshplane.testing.Nodes;
@@ -220,11 +221,8 @@ class PolicyWorkedExampleTest {
     Map<String, long[]> before = copy(known);
     beatWith("db-2", new JsonObject().put("endpoints", new JsonArray().add("203.0.113.9:41641")), a);
     // the write-behind flushes it (100 ms), the change log carries it to both replicas
-    long deadline = System.currentTimeMillis() + 10_000;
-    JsonObject peers;
-    do {
-      peers = beat("web-1", known.get("web-1"), b).getJsonObject("peers");
-    } while (peers.getBoolean("unchanged", false) && System.currentTimeMillis() < deadline);
+    JsonObject peers = Await.until("web-1's answer carries the change", 10_000,
+        () -> beat("web-1", known.get("web-1"), b).getJsonObject("peers"), p -> !p.getBoolean("unchanged", false));
     assertEquals(List.of(nodes.get("db-2").id()), ids(peers.getJsonArray("changed")), peers.encode());
     assertEquals(new JsonArray().add("203.0.113.9:41641"), peers.getJsonArray("changed").getJsonObject(0).getJsonArray("endpoints"));
     assertTrue(peers.encode().length() < 1024, "a delta is sized by the change: " + peers.encode().length());
