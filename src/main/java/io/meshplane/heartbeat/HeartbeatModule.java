@@ -165,7 +165,7 @@ public final class HeartbeatModule implements Module, NodeJournal {
   /** Whether the write-behind still plans its second sweep after a partition gain, as of its last flush (for tests). */
   public boolean resweepPlanned() {
     WriteBehindVerticle w = writeBehind;
-    return w != null && w.resweepPlanned();
+    return w != null && w.resweepPlanned;
   }
 
   /** How many checks for unconfirmed enrollments this replica has completed (tests wait on it instead of sleeping). */

@@ -83,7 +83,7 @@ final class WriteBehindVerticle extends VerticleBase {
   /** When to sweep once more after a gain (0: not planned). Worker thread only. */
   private long resweepAt;
   /** Whether a resweep after a gain is still to come, as of the last completed flush (read by tests). */
-  private volatile boolean resweepPlanned;
+  volatile boolean resweepPlanned;
   /** Whether a statement of this flush appended to the change log (announced when the flush ends). Worker thread only. */
   private boolean appended;
   /** Rows written whose marks are not settled yet: node id -> the value written. Worker thread only. */
@@ -193,10 +193,6 @@ final class WriteBehindVerticle extends VerticleBase {
       if (!failedThisRound) window = started - interval.toMillis() - CLOCK_MARGIN_MS;
       resweepPlanned = resweepAt != 0;
     });
-  }
-
-  boolean resweepPlanned() {
-    return resweepPlanned;
   }
 
   private boolean failedThisRound;

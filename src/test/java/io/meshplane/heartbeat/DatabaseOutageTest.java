@@ -1,7 +1,6 @@
 package io.meshplane.heartbeat;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.app.Meshplane;
 import io.meshplane.testing.Await;

@@ -3,7 +3,6 @@ package io.meshplane.ops;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.access.Surface;
 import io.meshplane.app.Meshplane;

@@ -86,6 +86,7 @@ public final class TestCluster implements AutoCloseable {
   /**
    * Waits until every started replica has applied the change log up to the last committed change (the
    * clock in PostgreSQL): their boards and models hold everything written so far. Returns that seq.
+   * (Every replica started through this fixture is waited on: not for use after closing one.)
    */
   public long awaitChangesApplied() {
     long clock;
