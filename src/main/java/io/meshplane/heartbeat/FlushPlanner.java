@@ -94,6 +94,11 @@ final class FlushPlanner {
   }
 
   /** A complete, successful flush that started at {@code started} moves the window (after a failure the old one stays). */
+  /** Whether a resweep after a gain is still to come. */
+  boolean resweepPlanned() {
+    return resweepAt != 0;
+  }
+
   void completed(long started, long intervalMs) {
     window = started - intervalMs - CLOCK_MARGIN_MS;
   }

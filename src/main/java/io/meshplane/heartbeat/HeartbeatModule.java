@@ -50,6 +50,9 @@ public final class HeartbeatModule implements Module, NodeJournal {
   private final NodeWork work;
   private volatile String writeBehindDeployment;
   private long unconfirmedTimer = -1;
+  private volatile StalenessMonitor monitor;
+  private volatile WriteBehindVerticle writeBehind;
+  private final java.util.concurrent.atomic.AtomicLong unconfirmedChecks = new java.util.concurrent.atomic.AtomicLong();
 
   /**
    * @param policy where heartbeat answers get their relay, peers and acl
@@ -93,10 +96,12 @@ public final class HeartbeatModule implements Module, NodeJournal {
     Staleness staleness = new Staleness(settings.staleAfter(), start[0]);
     view.staleness(staleness);
     DeploymentOptions worker = new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER);
-    return vertx.deployVerticle(new WriteBehindVerticle(live, repository, changes, metrics, quarantine, settings.flushInterval()), worker)
+    writeBehind = new WriteBehindVerticle(live, repository, changes, metrics, quarantine, settings.flushInterval());
+    return vertx.deployVerticle(writeBehind, worker)
         .compose(id -> {
           writeBehindDeployment = id;
-          return vertx.deployVerticle(new StalenessMonitor(hz, live, staleness, repository, changes, metrics), worker);
+          monitor = new StalenessMonitor(hz, live, staleness, repository, changes, metrics);
+          return vertx.deployVerticle(monitor, worker);
         })
         .map(id -> {
           watchUnconfirmed();
@@ -144,8 +149,28 @@ public final class HeartbeatModule implements Module, NodeJournal {
             }
           })
           .onFailure(e -> LOG.debug("unconfirmed enrollments not checked: {}", e.getMessage()))
-          .onComplete(ar -> running[0] = false);
+          .onComplete(ar -> {
+            running[0] = false;
+            unconfirmedChecks.incrementAndGet();
+          });
     });
+  }
+
+  /** How many staleness scans (with their recording step) this replica has completed (tests wait on it instead of sleeping). */
+  public long stalenessScans() {
+    StalenessMonitor m = monitor;
+    return m == null ? 0 : m.scans();
+  }
+
+  /** Whether the write-behind still plans its second sweep after a partition gain, as of its last flush (for tests). */
+  public boolean resweepPlanned() {
+    WriteBehindVerticle w = writeBehind;
+    return w != null && w.resweepPlanned;
+  }
+
+  /** How many checks for unconfirmed enrollments this replica has completed (tests wait on it instead of sleeping). */
+  public long unconfirmedChecks() {
+    return unconfirmedChecks.get();
   }
 
   /** The write-behind's last flush of the entries this member owns (undeployed before Vert.x closes: it needs the pool). */

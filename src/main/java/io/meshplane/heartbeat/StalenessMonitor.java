@@ -42,6 +42,8 @@ final class StalenessMonitor extends VerticleBase {
   private long lastPendingCount;
   private int scannedUpTo = Integer.MIN_VALUE;
   private long lastFullScan;
+  /** Ticks completed (scan and record step), read by tests. */
+  private final java.util.concurrent.atomic.AtomicLong scans = new java.util.concurrent.atomic.AtomicLong();
   /** A full scan now and then catches entries that arrived with old heartbeats (migrations, seeding). */
   static final long FULL_SCAN_EVERY_MS = 30_000;
 
@@ -85,7 +87,14 @@ final class StalenessMonitor extends VerticleBase {
       LOG.warn("staleness events not recorded yet: {}", e.toString());
       recorded = Future.succeededFuture();
     }
-    recorded.onComplete(ar -> running = false);
+    recorded.onComplete(ar -> {
+      running = false;
+      scans.incrementAndGet();
+    });
+  }
+
+  long scans() {
+    return scans.get();
   }
 
   void scan(long now) {

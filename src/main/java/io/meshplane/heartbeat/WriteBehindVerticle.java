@@ -55,6 +55,8 @@ final class WriteBehindVerticle extends VerticleBase {
   private boolean running;
   private Future<Void> current;
   private boolean failedThisRound;
+  /** Whether a resweep after a gain is still to come, as of the last completed flush (read by tests). */
+  volatile boolean resweepPlanned;
 
   public WriteBehindVerticle(LiveState live, LiveRepository nodes, ChangeLog.Feed changes, MeshMetrics metrics, Quarantine quarantine,
       Duration interval) {
@@ -135,6 +137,7 @@ final class WriteBehindVerticle extends VerticleBase {
       writer.keepUnsettled(settling);
       // a complete, successful flush moves the window; after a failure the old window stays
       if (!failedThisRound) planner.completed(started, interval.toMillis());
+      resweepPlanned = planner.resweepPlanned();
     });
   }
 

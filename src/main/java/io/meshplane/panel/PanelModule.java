@@ -27,6 +27,7 @@ public final class PanelModule implements Module {
   static final String SECURE_COOKIE = "__Host-meshplane_session";
   static final String PLAIN_COOKIE = "meshplane_session";
   private static final long SESSION_GAUGE_MS = 10_000;
+  private final java.util.concurrent.atomic.AtomicLong gaugeRefreshes = new java.util.concurrent.atomic.AtomicLong();
 
   /** What the overview reads from the other features, handed in by the wiring point (the panel imports none of them). */
   public record Sources(Function<Caller, Future<JsonObject>> nodeCounts, Function<Caller, Future<Long>> operationsInFlight,
@@ -64,6 +65,11 @@ public final class PanelModule implements Module {
     this.authenticator = new SessionAuthenticator(sessions, limits, metrics, cookieName);
   }
 
+  /** How many times this replica has refreshed its sessions gauge (tests wait on it instead of sleeping). */
+  public long sessionGaugeRefreshes() {
+    return gaugeRefreshes.get();
+  }
+
   @Override
   public String name() {
     return "panel";
@@ -73,7 +79,10 @@ public final class PanelModule implements Module {
   public Future<Void> start() {
     rate.start();
     gaugeTimer = vertx.setPeriodic(SESSION_GAUGE_MS, t -> vertx.executeBlocking(sessions::localCount, false)
-        .onSuccess(metrics.sessions::set));
+        .onSuccess(n -> {
+          metrics.sessions.set(n);
+          gaugeRefreshes.incrementAndGet();
+        }));
     return Future.succeededFuture();
   }
 

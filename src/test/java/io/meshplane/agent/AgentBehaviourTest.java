@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.common.Ids;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
@@ -17,7 +18,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -50,14 +50,6 @@ class AgentBehaviourTest {
         "127.0.0.1", 0, backoff));
   }
 
-  static void await(String what, long ms, BooleanSupplier condition) throws InterruptedException {
-    long until = System.currentTimeMillis() + ms;
-    while (!condition.getAsBoolean()) {
-      if (System.currentTimeMillis() > until) throw new AssertionError("timed out waiting for " + what);
-      Thread.sleep(50);
-    }
-  }
-
   static List<Long> gapsMs(List<FakeCoordinator.Seen> seen) {
     List<Long> gaps = new ArrayList<>();
     for (int i = 1; i < seen.size(); i++) gaps.add((seen.get(i).nanos() - seen.get(i - 1).nanos()) / 1_000_000);
@@ -77,9 +69,9 @@ class AgentBehaviourTest {
       try {
         String pinnedId = nodeId(pinned);
         String jitteredId = nodeId(jittered);
-        long t0 = System.nanoTime();
-        await("6 heartbeats of the pinned agent", 15_000, () -> fake.heartbeats(pinnedId).size() >= 6);
-        Thread.sleep(Math.max(0, 6_500 - (System.nanoTime() - t0) / 1_000_000));
+        // the sixth try of the pinned agent comes 6.2 s after its first: every try of its first 6 s is seen
+        Await.until("6 heartbeats of the pinned agent", 15_000, () -> fake.heartbeats(pinnedId).size() >= 6);
+        Await.until("4 heartbeats of the jittered agent", 15_000, () -> fake.heartbeats(jitteredId).size() >= 4);
         List<FakeCoordinator.Seen> p = fake.heartbeats(pinnedId);
         List<Long> gaps = gapsMs(p);
         long[] expected = {200, 400, 800, 1600, 3200};
@@ -135,7 +127,7 @@ class AgentBehaviourTest {
       try {
         id = nodeId(agent);
         enrolledKey = fake.all().get(0).body().getString("public_key");
-        await("the command results", 10_000, () -> fake.heartbeats(id).stream().anyMatch(s -> s.body().containsKey("command_results")));
+        Await.until("the command results", 10_000, () -> fake.heartbeats(id).stream().anyMatch(s -> s.body().containsKey("command_results")));
         reported = fake.heartbeats(id).stream().filter(s -> s.body().containsKey("command_results")).findFirst().orElseThrow().body();
       } finally {
         agent.close();
@@ -161,7 +153,7 @@ class AgentBehaviourTest {
       int before = fake.heartbeats(id).size();
       NodeAgent again = start(fake.url(), "cmd", state, Backoff.standard());
       try {
-        await("results reported after the restart", 10_000,
+        Await.until("results reported after the restart", 10_000,
             () -> fake.heartbeats(id).stream().skip(before).anyMatch(s -> s.body().containsKey("command_results")));
         assertEquals(newKey, fake.heartbeats(id).get(before).body().getString("public_key"), "the saved key, from the first heartbeat on");
         JsonObject after = fake.heartbeats(id).stream().skip(before).filter(s -> s.body().containsKey("command_results")).findFirst().orElseThrow()
@@ -176,7 +168,7 @@ class AgentBehaviourTest {
 
         resend[0] = false; // the coordinator recorded the results: no longer reported
         int now = fake.heartbeats(id).size();
-        await("two more heartbeats", 10_000, () -> fake.heartbeats(id).size() >= now + 2);
+        Await.until("two more heartbeats", 10_000, () -> fake.heartbeats(id).size() >= now + 2);
         List<FakeCoordinator.Seen> hb = fake.heartbeats(id);
         assertTrue(!hb.get(hb.size() - 1).body().containsKey("command_results"), hb.get(hb.size() - 1).body().encode());
         assertEquals(newKey, new JsonObject(Files.readString(state.resolve("key.json"))).getString("public_key"));
@@ -192,7 +184,7 @@ class AgentBehaviourTest {
   }
 
   static String nodeId(NodeAgent agent) throws InterruptedException {
-    await("the enrollment", 10_000, () -> agent.verticle().session() != null && agent.verticle().session().isEnrolled());
+    Await.until("the enrollment", 10_000, () -> agent.verticle().session() != null && agent.verticle().session().isEnrolled());
     return agent.verticle().session().nodeId();
   }
 }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.meshplane.access.Surface;
 import io.meshplane.app.Meshplane;
 import io.meshplane.testing.ChildJvm;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
@@ -16,13 +17,9 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -65,22 +62,11 @@ class AgentOperationsProcessTest {
     return call(HttpMethod.GET, "/v1/nodes/" + id, null).bodyAsJsonObject();
   }
 
-  static <T> T await(java.util.function.Supplier<T> read, Predicate<T> done, String what) throws InterruptedException {
-    long until = System.currentTimeMillis() + 30_000;
-    T v = read.get();
-    while (!done.test(v) && System.currentTimeMillis() < until) {
-      Thread.sleep(200);
-      v = read.get();
-    }
-    assertTrue(done.test(v), what + ": " + v);
-    return v;
-  }
-
   JsonObject awaitSucceeded(HttpResponse<Buffer> accepted) throws InterruptedException {
     assertEquals(202, accepted.statusCode(), accepted.bodyAsString());
     String id = accepted.bodyAsJsonObject().getString("id");
-    JsonObject op = await(() -> call(HttpMethod.GET, "/v1/operations/" + id, null).bodyAsJsonObject(),
-        o -> o.getString("completed_at") != null, "operation " + id + " completes");
+    JsonObject op = Await.until("operation " + id + " completes", 30_000,
+        () -> call(HttpMethod.GET, "/v1/operations/" + id, null).bodyAsJsonObject(), o -> o.getString("completed_at") != null);
     assertEquals("succeeded", op.getString("status"), op.encode());
     return op;
   }
@@ -108,29 +94,29 @@ class AgentOperationsProcessTest {
       // services: bound, sent, reported back by the agent
       assertEquals(200, call(HttpMethod.PUT, "/v1/nodes/" + id + "/services", new JsonObject().put("services",
           new JsonArray().add("ssh:22").add("web:8080"))).statusCode());
-      await(() -> node(id).getJsonObject("policy_sync"), s -> "current".equals(s.getString("services")), "services confirmed");
+      Await.until("services confirmed", 30_000, () -> node(id).getJsonObject("policy_sync"), s -> "current".equals(s.getString("services")));
 
       // re-key: a new key in the inventory, in the agent, and in its peer's view
       JsonObject rekey = awaitSucceeded(call(HttpMethod.POST, "/v1/nodes/" + id + "/rekey", null));
       String newKey = rekey.getJsonObject("result").getString("new_key");
       assertNotEquals(firstKey, newKey);
-      await(() -> node(id).getString("public_key"), newKey::equals, "the inventory shows the new key");
+      Await.until("the inventory shows the new key", 30_000, () -> node(id).getString("public_key"), newKey::equals);
       assertEquals(newKey, http.get(port, "/info").bodyAsJsonObject().getString("public_key"));
-      await(() -> peerKeySeenBy(peer, id), newKey::equals, "the peer is told the new key");
+      Await.until("the peer is told the new key", 30_000, () -> peerKeySeenBy(peer, id), newKey::equals);
 
       // relay move: moving, then connected on the new relay
       String from = node(id).getString("relay");
       String to = from.equals("fra1") ? "ams1" : "fra1";
       HttpResponse<Buffer> move = call(HttpMethod.PUT, "/v1/nodes/" + id + "/relay", new JsonObject().put("relay", to));
       awaitSucceeded(move);
-      JsonObject moved = await(() -> node(id), n -> "connected".equals(n.getString("relay_status")), "relay confirmed");
+      JsonObject moved = Await.until("relay confirmed", 30_000, () -> node(id), n -> "connected".equals(n.getString("relay_status")));
       assertEquals(to, moved.getString("relay"));
       assertEquals(to, http.get(port, "/info").bodyAsJsonObject().getString("relay"));
 
       // ingress: delivered, then drained
       assertEquals(201, call(HttpMethod.POST, "/v1/nodes/" + id + "/ingress", new JsonObject().put("name", "web")
           .put("hostname", "web.example.net").put("port", 443)).statusCode());
-      await(() -> http.get(port, "/info").bodyAsJsonObject().getJsonArray("ingress"), a -> a.size() == 1, "the agent holds the ingress");
+      Await.until("the agent holds the ingress", 30_000, () -> http.get(port, "/info").bodyAsJsonObject().getJsonArray("ingress"), a -> a.size() == 1);
       awaitSucceeded(call(HttpMethod.POST, "/v1/nodes/" + id + "/ingress/web/drain", null));
       assertEquals("drained", node(id).getJsonArray("ingress").getJsonObject(0).getString("state"));
       JsonObject ops = call(HttpMethod.GET, "/v1/nodes/" + id + "/operations?status=succeeded", null).bodyAsJsonObject();
@@ -153,16 +139,7 @@ class AgentOperationsProcessTest {
     return null;
   }
 
-  static String awaitLog(Path log, String regex) throws Exception {
-    Pattern p = Pattern.compile(regex);
-    long until = System.currentTimeMillis() + 60_000;
-    while (System.currentTimeMillis() < until) {
-      if (Files.exists(log)) {
-        Matcher m = p.matcher(Files.readString(log));
-        if (m.find()) return m.group(1);
-      }
-      Thread.sleep(100);
-    }
-    throw new AssertionError("no log line " + regex + " in 60 s:\n" + (Files.exists(log) ? Files.readString(log) : ""));
+  static String awaitLog(Path log, String regex) {
+    return Await.inLog(log, regex, null, 60_000);
   }
 }

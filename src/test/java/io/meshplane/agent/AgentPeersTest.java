@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.access.Surface;
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.TestCluster;
 import io.meshplane.testing.Tokens;
@@ -68,14 +69,8 @@ class AgentPeersTest {
     return http.get(a.listenPort(), "/info").bodyAsJsonObject();
   }
 
-  JsonObject awaitInfo(NodeAgent a, String what, Predicate<JsonObject> condition) throws InterruptedException {
-    long until = System.currentTimeMillis() + 20_000;
-    JsonObject i;
-    while (!condition.test(i = info(a))) {
-      if (System.currentTimeMillis() > until) throw new AssertionError("timed out waiting for " + what + ": " + i.encode());
-      Thread.sleep(100);
-    }
-    return i;
+  JsonObject awaitInfo(NodeAgent a, String what, Predicate<JsonObject> condition) {
+    return Await.until(what, 20_000, () -> info(a), condition);
   }
 
   static int peers(JsonObject info) {
@@ -134,13 +129,8 @@ class AgentPeersTest {
         "changes reached the agents as deltas: " + metrics.lines().filter(l -> l.contains("peer_answers")).toList());
   }
 
-  JsonObject awaitNode(String id, Predicate<JsonObject> condition) throws InterruptedException {
-    long until = System.currentTimeMillis() + 20_000;
-    JsonObject n;
-    while (!condition.test(n = http.get(replica.coordinatorPort(), "/v1/nodes/" + id, admin).bodyAsJsonObject())) {
-      if (System.currentTimeMillis() > until) throw new AssertionError("timed out: " + n.encode());
-      Thread.sleep(100);
-    }
-    return n;
+  JsonObject awaitNode(String id, Predicate<JsonObject> condition) {
+    return Await.until("node " + id + " reaches the awaited state", 20_000,
+        () -> http.get(replica.coordinatorPort(), "/v1/nodes/" + id, admin).bodyAsJsonObject(), condition);
   }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.access.Surface;
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.ChildJvm;
 import io.meshplane.testing.FreePorts;
 import io.meshplane.testing.Http;
@@ -23,7 +24,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -197,28 +197,13 @@ class AgentProcessTest {
         dir.resolve("empty").toString(), "--listen", "127.0.0.1:0"));
   }
 
-  HttpResponse<Buffer> awaitStatus(int port, String path, int status) throws InterruptedException {
-    long until = System.currentTimeMillis() + 20_000;
-    HttpResponse<Buffer> r;
-    while ((r = http.get(port, path)).statusCode() != status) {
-      if (System.currentTimeMillis() > until) throw new AssertionError(path + " stays " + r.statusCode() + ": " + r.bodyAsString());
-      Thread.sleep(100);
-    }
-    return r;
+  HttpResponse<Buffer> awaitStatus(int port, String path, int status) {
+    return Await.until(path + " answers " + status, 20_000, () -> http.get(port, path), r -> r.statusCode() == status);
   }
 
-  static int awaitLog(Path log, Process p, String regex) throws Exception {
-    Pattern pattern = Pattern.compile(regex);
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (System.nanoTime() < deadline) {
-      if (Files.exists(log)) {
-        Matcher m = pattern.matcher(Files.readString(log));
-        if (m.find()) return m.group(1).isEmpty() ? 0 : Integer.parseInt(m.group(1));
-      }
-      if (!p.isAlive()) throw new AssertionError("the agent exited (" + p.exitValue() + "): " + Files.readString(log));
-      Thread.sleep(100);
-    }
-    throw new AssertionError("no '" + regex + "' in the log: " + Files.readString(log));
+  static int awaitLog(Path log, Process p, String regex) {
+    String found = Await.inLog(log, regex, p, 30_000);
+    return found.isEmpty() ? 0 : Integer.parseInt(found);
   }
 
   static void promtool(String metrics) throws Exception {

@@ -3,6 +3,7 @@ package io.meshplane.app;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.meshplane.testing.Await;
 import io.meshplane.testing.ChildJvm;
 import io.meshplane.testing.FreePorts;
 import io.meshplane.testing.Http;
@@ -13,7 +14,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -149,17 +149,8 @@ class CliProcessTest {
     return awaitPort(log, regex, p, true);
   }
 
-  private static int awaitPort(Path log, String regex, Process p, boolean number) throws Exception {
-    Pattern pattern = Pattern.compile(regex);
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-    while (System.nanoTime() < deadline) {
-      if (Files.exists(log)) {
-        Matcher m = pattern.matcher(Files.readString(log));
-        if (m.find()) return number ? Integer.parseInt(m.group(1)) : 0;
-      }
-      if (!p.isAlive()) throw new AssertionError("the service exited: " + Files.readString(log));
-      Thread.sleep(200);
-    }
-    throw new AssertionError("no '" + regex + "' in the log: " + Files.readString(log));
+  private static int awaitPort(Path log, String regex, Process p, boolean number) {
+    String found = Await.inLog(log, regex, p, 90_000);
+    return number ? Integer.parseInt(found) : 0;
   }
 }

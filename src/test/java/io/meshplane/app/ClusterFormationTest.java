@@ -3,6 +3,7 @@ package io.meshplane.app;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.meshplane.testing.Await;
 import io.meshplane.testing.FreePorts;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.TestCluster;
@@ -33,15 +34,9 @@ class ClusterFormationTest {
         assertTrue(m.hazelcast().getCluster().getLocalMember().getAddress().getHost().equals("127.0.0.1"));
       }
       // the partitions are spread over both members (migration after a join takes a moment)
-      long deadline = System.currentTimeMillis() + 20_000;
-      String owned;
-      do {
-        owned = http.get(a.coordinatorPort(), "/metrics").bodyAsString().lines()
-            .filter(l -> l.startsWith("hazelcast_partitions_owned")).findFirst().orElse("");
-        if (!owned.endsWith(" 271.0") && !owned.endsWith(" 0.0")) break;
-        Thread.sleep(200);
-      } while (System.currentTimeMillis() < deadline);
-      assertTrue(!owned.endsWith(" 271.0") && !owned.endsWith(" 0.0"), owned);
+      Await.until("the partitions spread over both members", 20_000, () -> http.get(a.coordinatorPort(), "/metrics").bodyAsString().lines()
+          .filter(l -> l.startsWith("hazelcast_partitions_owned")).findFirst().orElse(""), owned -> !owned.isEmpty()
+          && !owned.endsWith(" 271.0") && !owned.endsWith(" 0.0"));
     }
   }
 

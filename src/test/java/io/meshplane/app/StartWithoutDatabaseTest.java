@@ -3,6 +3,7 @@ package io.meshplane.app;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.PgProxy;
 import io.meshplane.testing.TestCluster;
@@ -34,10 +35,13 @@ class StartWithoutDatabaseTest {
       int port = app.coordinatorPort();
       assertEquals(200, http.get(port, "/healthz").statusCode());
       System.out.println("probes served " + (System.nanoTime() - t0) / 1_000_000 + " ms after the launch began");
-      // until the first attempt has failed, the check says "connecting to PostgreSQL"
-      long firstFailure = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      while (!http.get(port, "/readyz").bodyAsString().contains("not reachable") && System.nanoTime() < firstFailure) Thread.sleep(50);
-      for (int i = 0; i < 5; i++) {
+      // until the first attempt has failed, the check says "connecting to PostgreSQL"; then each round
+      // follows one more failed attempt (1 s, then 2 s apart): the replica keeps trying and keeps answering
+      int attempt = 0;
+      for (int i = 0; i < 3; i++) {
+        int before = attempt;
+        attempt = Await.until("a failed attempt to reach PostgreSQL after attempt " + before, 20_000,
+            () -> attemptOf(http.get(port, "/readyz").bodyAsString()), n -> n > before);
         assertEquals(200, http.get(port, "/healthz").statusCode());
         assertEquals(200, http.get(app.panelPort(), "/healthz").statusCode());
         HttpResponse<Buffer> ready = http.get(port, "/readyz");
@@ -60,19 +64,12 @@ class StartWithoutDatabaseTest {
             "mesh_writebehind_quarantined_rows", "mesh_writebehind_quarantined_total", "hazelcast_cluster_members"}) {
           assertTrue(metrics.contains("\n" + family), "OPERATIONS.md: every family is there from the start; missing " + family);
         }
-        Thread.sleep(500);
       }
       assertTrue(!app.started().isComplete());
 
       proxy.restore();
       app.started().await(60, TimeUnit.SECONDS);
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      HttpResponse<Buffer> ready = http.get(port, "/readyz");
-      while (ready.statusCode() != 200 && System.nanoTime() < deadline) {
-        Thread.sleep(200);
-        ready = http.get(port, "/readyz");
-      }
-      assertEquals(200, ready.statusCode(), ready.bodyAsString());
+      Await.until("/readyz 200", 30_000, () -> http.get(port, "/readyz"), r -> r.statusCode() == 200);
       String root = Tokens.admin(app);
       assertEquals(200, http.get(port, "/v1/auth/whoami", root).statusCode(), "the same replica serves its API, no restart");
       assertEquals(200, http.get(port, "/v1/nodes", root).statusCode());
@@ -102,5 +99,11 @@ class StartWithoutDatabaseTest {
         app.close();
       }
     }
+  }
+
+  /** The attempt number in the postgres check's reason ("not reachable yet (..., attempt n)"), 0 before the first failure. */
+  static int attemptOf(String readyz) {
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("attempt (\\d+)").matcher(readyz);
+    return m.find() ? Integer.parseInt(m.group(1)) : 0;
   }
 }

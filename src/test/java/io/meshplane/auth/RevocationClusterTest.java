@@ -3,8 +3,11 @@ package io.meshplane.auth;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.hazelcast.core.EntryAdapter;
+import com.hazelcast.core.EntryEvent;
 import com.hazelcast.replicatedmap.ReplicatedMap;
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.TestCluster;
 import io.vertx.core.buffer.Buffer;
@@ -13,7 +16,11 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -52,15 +59,11 @@ class RevocationClusterTest {
   }
 
   /** Milliseconds until {@code on} answers the token with {@code code}; fails after {@code limitMs}. */
-  static long millisUntil(Meshplane on, String token, String code, long limitMs) throws InterruptedException {
+  static long millisUntil(Meshplane on, String token, String code, long limitMs) {
     long t0 = System.nanoTime();
-    while (true) {
-      HttpResponse<Buffer> r = http.get(on.coordinatorPort(), "/v1/auth/whoami", token);
-      long ms = (System.nanoTime() - t0) / 1_000_000;
-      if (r.statusCode() == 401 && code.equals(r.bodyAsJsonObject().getString("code"))) return ms;
-      if (ms > limitMs) throw new AssertionError("still " + r.statusCode() + " after " + ms + " ms: " + r.bodyAsString());
-      Thread.sleep(20);
-    }
+    Await.until(on.coordinatorPort() + " answers " + code, limitMs, () -> http.get(on.coordinatorPort(), "/v1/auth/whoami", token),
+        r -> r.statusCode() == 401 && code.equals(r.bodyAsJsonObject().getString("code")));
+    return (System.nanoTime() - t0) / 1_000_000;
   }
 
   @Test
@@ -116,11 +119,22 @@ class RevocationClusterTest {
     millisUntil(b, token, "token_revoked", 1000);
 
     // the late, laxer put: retired an hour from now, written straight into the cluster's map
+    // (listeners of the test, registered after the mirrors' own, tell when the entry event reached each member)
     ReplicatedMap<String, String> denied = b.hazelcast().getReplicatedMap(Denylist.MAP);
+    AtomicInteger reached = new AtomicInteger();
+    Map<ReplicatedMap<String, String>, UUID> listeners = new HashMap<>();
+    for (Meshplane on : new Meshplane[] {a, b}) {
+      ReplicatedMap<String, String> map = on.hazelcast().getReplicatedMap(Denylist.MAP);
+      listeners.put(map, map.addEntryListener(new EntryAdapter<>() {
+        @Override
+        public void onEntryEvent(EntryEvent<String, String> event) {
+          if (event.getValue() != null && event.getValue().startsWith("retired")) reached.incrementAndGet();
+        }
+      }, id));
+    }
     denied.put(id, "retired:" + Instant.now().plus(Duration.ofHours(1)).toEpochMilli());
-    long deadline = System.currentTimeMillis() + 2000;
-    while (!denied.get(id).startsWith("retired") && System.currentTimeMillis() < deadline) Thread.sleep(20);
-    Thread.sleep(300); // the entry events reach both members' mirrors
+    Await.until("the retirement's entry event reached both members", 2000, () -> reached.get() >= 2);
+    listeners.forEach(ReplicatedMap::removeEntryListener);
     for (Meshplane on : new Meshplane[] {a, b}) {
       HttpResponse<Buffer> r = http.get(on.coordinatorPort(), "/v1/auth/whoami", token);
       assertEquals(401, r.statusCode(), r.bodyAsString());
@@ -128,8 +142,6 @@ class RevocationClusterTest {
     }
 
     a.auth().tokens().reconcileDenylist().await(10, TimeUnit.SECONDS);
-    deadline = System.currentTimeMillis() + 2000;
-    while (!denied.get(id).startsWith("revoked") && System.currentTimeMillis() < deadline) Thread.sleep(20);
-    assertTrue(denied.get(id).startsWith("revoked"), "the reconciliation restores what PostgreSQL says: " + denied.get(id));
+    Await.until("the reconciliation restores what PostgreSQL says", 2000, () -> denied.get(id), v -> v.startsWith("revoked"));
   }
 }

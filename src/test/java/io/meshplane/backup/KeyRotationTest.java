@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
@@ -95,10 +96,10 @@ class KeyRotationTest {
   }
 
   /** Waits until the UTC clock's second (as kids spell it) is later than the one in {@code kid}. */
-  private static void waitForTheSecondAfter(String kid) throws InterruptedException {
+  private static void waitForTheSecondAfter(String kid) {
     DateTimeFormatter second = DateTimeFormatter.ofPattern("yyyyMMddHHmmss").withZone(ZoneOffset.UTC);
     String stamp = kid.substring(1, 15);
-    for (int i = 0; i < 40 && second.format(Instant.now()).compareTo(stamp) <= 0; i++) Thread.sleep(50);
+    Await.until("the UTC second after " + stamp, 2000, () -> second.format(Instant.now()).compareTo(stamp) > 0);
   }
 
   private static String kid(String jwt) {

@@ -15,6 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.meshplane.app.Meshplane;
 import io.meshplane.backup.SnapshotFixture.Result;
 import io.meshplane.backup.SnapshotFixture.Target;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
@@ -84,11 +85,9 @@ class SnapshotTest {
       }
       aclVersion = acl(http, a.coordinatorPort(), admin).getLong("version");
       // the write-behind has the heartbeats in PostgreSQL
-      long deadline = System.currentTimeMillis() + 20_000;
-      while (SnapshotFixture.number(source.db().name(), "SELECT count(*) FROM nodes WHERE team = 'snap' AND heartbeat_at IS NOT NULL") < FLEET.size()) {
-        assertTrue(System.currentTimeMillis() < deadline, "the heartbeats did not reach PostgreSQL");
-        Thread.sleep(100);
-      }
+      Await.until("the heartbeats reached PostgreSQL", 20_000,
+          () -> SnapshotFixture.number(source.db().name(), "SELECT count(*) FROM nodes WHERE team = 'snap' AND heartbeat_at IS NOT NULL"),
+          n -> n >= FLEET.size());
       for (Object o : nodes(http, a.coordinatorPort(), admin)) BEFORE.put(((JsonObject) o).getString("id"), (JsonObject) o);
       // the real command line, while the replica runs
       Result export = cli(shared, Map.of("MESH_PG_URL", source.db().url(), "MESH_KEYS_DIR", source.replicas().keysDir().toString(),

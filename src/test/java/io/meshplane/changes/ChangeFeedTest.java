@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.LogCapture;
 import io.meshplane.testing.Nodes;
@@ -77,7 +78,7 @@ class ChangeFeedTest {
     long logged = entriesOf(n.id());
     String written = heartbeatAt(n.id());
     beat(n, body);
-    awaitFact(() -> !heartbeatAt(n.id()).equals(written), "the write-behind wrote the second heartbeat");
+    Await.until("the write-behind wrote the second heartbeat", 20_000, () -> !heartbeatAt(n.id()).equals(written));
     assertEquals(logged, entriesOf(n.id()), "a heartbeat that changes nothing peers see appends nothing");
 
     // silence: stale after 2 s (found by one replica's monitor), then online again with the next heartbeat
@@ -87,9 +88,9 @@ class ChangeFeedTest {
 
     // deleted on a: gone from b's model
     assertEquals(204, http.send(HttpMethod.DELETE, a.coordinatorPort(), "/v1/nodes/" + n.id(), admin, null).statusCode());
-    awaitFact(() -> peerOf(n.id()) == null, "b's model dropped the deleted node");
+    Await.until("b's model dropped the deleted node", 20_000, () -> peerOf(n.id()) == null);
     long appliedOnA = a.changes().position();
-    awaitFact(() -> b.changes().position() >= appliedOnA, "b applied everything a did");
+    Await.until("b applied everything a did", 20_000, () -> b.changes().position() >= appliedOnA);
   }
 
   /** An entry this version cannot read (a newer replica's kind during a rolling upgrade) is skipped in one line; the next one is applied. */
@@ -104,7 +105,7 @@ class ChangeFeedTest {
       }
       a.changes().announce();
       Nodes.Enrolled next = Nodes.enroll(http, a.coordinatorPort(), admin, "after-junk", "feed", "prod");
-      awaitFact(() -> b.changes().position() >= a.changes().position(), "b applied past the unreadable entries");
+      Await.until("b applied past the unreadable entries", 20_000, () -> b.changes().position() >= a.changes().position());
       HttpResponse<Buffer> view = http.get(b.coordinatorPort(), "/v1/nodes/" + next.id() + "/peers", admin);
       assertEquals(200, view.statusCode(), "the entry after them is applied on b: " + view.bodyAsString());
       assertEquals(List.of(), logs.problems());
@@ -125,13 +126,8 @@ class ChangeFeedTest {
     return null;
   }
 
-  static JsonObject awaitPeer(String id, Predicate<JsonObject> state) throws InterruptedException {
-    JsonObject[] seen = new JsonObject[1];
-    awaitFact(() -> {
-      seen[0] = peerOf(id);
-      return seen[0] != null && state.test(seen[0]);
-    }, "b's model shows the peer " + id + " as expected");
-    return seen[0];
+  static JsonObject awaitPeer(String id, Predicate<JsonObject> state) {
+    return Await.until("b's model shows the peer " + id + " as expected", 20_000, () -> peerOf(id), p -> p != null && state.test(p));
   }
 
   static long entriesOf(String id) throws Exception {
@@ -152,11 +148,4 @@ class ChangeFeedTest {
     }
   }
 
-  static void awaitFact(java.util.function.BooleanSupplier fact, String what) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 20_000;
-    while (!fact.getAsBoolean()) {
-      assertTrue(System.currentTimeMillis() < deadline, "timed out waiting until " + what);
-      Thread.sleep(50);
-    }
-  }
 }

@@ -429,9 +429,10 @@ public final class ClusterDrill implements AutoCloseable {
     return lines.get(lines.size() - 1).trim();
   }
 
+  /** The drill's clock: its phases last a time, its agents beat at a period, and its convergence times are measured by polling. */
   private static void pause(long ms) {
     try {
-      Thread.sleep(ms);
+      Thread.sleep(ms); // not a test's synchronisation: load phases and beat periods are durations, and the drill reports, not asserts
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException(e);

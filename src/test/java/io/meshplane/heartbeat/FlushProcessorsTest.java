@@ -9,6 +9,7 @@ import com.hazelcast.config.Config;
 import com.hazelcast.core.Hazelcast;
 import com.hazelcast.core.HazelcastInstance;
 import com.hazelcast.map.IMap;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.FreePorts;
 import java.util.HashSet;
 import java.util.List;
@@ -128,9 +129,11 @@ class FlushProcessorsTest {
     assertEquals(Set.of(changed, fresh), again.keySet());
 
     // The backup copy (on a) applied the same clearing: Hazelcast sends entry-processor backups
-    // asynchronously (a lost one only means one more identical row write by the next owner). Give it a
-    // moment on loopback, then take the owner away: a promotes its backup copy.
-    Thread.sleep(1000);
+    // asynchronously (a lost one only means one more identical row write by the next owner). Once b's
+    // backups are in sync (their replica versions match the primaries'), the owner is taken away: a
+    // promotes its backup copy.
+    HazelcastInstance owner = b;
+    Await.until("b's backups in sync on a", () -> owner.getPartitionService().isLocalMemberSafe());
     b.getLifecycleService().terminate();
     b = null;
     IMap<String, LiveNode> survivor = a.getMap(LiveState.MAP);

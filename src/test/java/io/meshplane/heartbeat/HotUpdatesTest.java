@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
@@ -87,16 +88,13 @@ class HotUpdatesTest {
         Nodes.beat(i).put("known", new JsonObject().put("peers", i).put("acl", i)));
     assertEquals(200, r.statusCode(), r.bodyAsString());
     long accepted = Instant.parse(r.bodyAsJsonObject().getString("server_time")).toEpochMilli();
-    long deadline = System.currentTimeMillis() + 10_000;
-    while (true) {
+    Await.until("heartbeat " + i + " written", 10_000, () -> {
       try (Connection c = db.connect(); Statement st = c.createStatement();
            ResultSet rs = st.executeQuery("SELECT (extract(epoch FROM heartbeat_at) * 1000)::bigint FROM nodes WHERE id = '" + n.id() + "'")) {
         rs.next();
-        if (rs.getLong(1) == accepted) return;
+        return rs.getLong(1);
       }
-      assertTrue(System.currentTimeMillis() < deadline, "heartbeat " + i + " was not written within 10 s");
-      Thread.sleep(50);
-    }
+    }, at -> at == accepted);
   }
 
   /**
@@ -104,19 +102,15 @@ class HotUpdatesTest {
    * counts when it goes idle, at most once a second, and a pooled connection left idle with counts
    * not yet reported does so within 10 s (PostgreSQL 15's idle stats interval): hence 30 s.
    */
-  private static long[] awaitUpdates(TestDatabase db, long updates) throws Exception {
-    long deadline = System.currentTimeMillis() + 30_000;
-    long[] seen;
-    do {
+  private static long[] awaitUpdates(TestDatabase db, long updates) {
+    List<Long> seen = Await.until("n_tup_upd of nodes reaches " + updates, 30_000, () -> {
       try (Connection c = db.connect(); Statement st = c.createStatement();
            ResultSet rs = st.executeQuery("SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'nodes'")) {
         rs.next();
-        seen = new long[] {rs.getLong(1), rs.getLong(2)};
+        return List.of(rs.getLong(1), rs.getLong(2));
       }
-      if (seen[0] >= updates) return seen;
-      Thread.sleep(100);
-    } while (System.currentTimeMillis() < deadline);
-    return seen;
+    }, s -> s.get(0) >= updates);
+    return new long[] {seen.get(0), seen.get(1)};
   }
 
   /** The columns the flush statement's SET list assigns (LiveRepository.flush), read from its source. */

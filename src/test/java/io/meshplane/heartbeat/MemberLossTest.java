@@ -10,7 +10,9 @@ import com.hazelcast.map.EntryProcessor;
 import com.hazelcast.map.IMap;
 import com.hazelcast.partition.Partition;
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
+import io.meshplane.testing.Metrics;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
 import io.meshplane.testing.TestDatabase;
@@ -72,16 +74,14 @@ class MemberLossTest {
       live.forEach((id, n) -> inMap.put(id, n.heartbeatAt()));
       assertEquals(acked, inMap, "every acknowledged heartbeat is in the live map");
 
-      long deadline = System.currentTimeMillis() + 20_000;
-      Map<String, Long> stored = new HashMap<>();
-      do {
-        Thread.sleep(250);
-        stored.clear();
+      Map<String, Long> stored = Await.until("the database converges to every acknowledged heartbeat", 20_000, () -> {
+        Map<String, Long> rows = new HashMap<>();
         try (Connection conn = db.connect(); Statement st = conn.createStatement();
              ResultSet rs = st.executeQuery("SELECT id, (extract(epoch FROM heartbeat_at) * 1000)::bigint FROM nodes WHERE team = 'loss'")) {
-          while (rs.next()) stored.put(rs.getString(1), rs.getObject(2) == null ? null : rs.getLong(2));
+          while (rs.next()) rows.put(rs.getString(1), rs.getObject(2) == null ? null : rs.getLong(2));
         }
-      } while (!stored.equals(acked) && System.currentTimeMillis() < deadline);
+        return rows;
+      }, acked::equals);
       assertEquals(acked, stored, "the database converges to every acknowledged heartbeat");
     }
   }
@@ -105,11 +105,7 @@ class MemberLossTest {
       HazelcastInstance hzB = b.hazelcast();
       Member memberA = hzA.getCluster().getLocalMember();
       Member memberB = hzB.getCluster().getLocalMember();
-      long settle = System.currentTimeMillis() + 30_000;
-      while (!hzA.getPartitionService().isClusterSafe()) {
-        assertTrue(System.currentTimeMillis() < settle, "partitions did not settle between the two members");
-        Thread.sleep(100);
-      }
+      Await.until("partitions settled between the two members", 30_000, () -> hzA.getPartitionService().isClusterSafe());
 
       // a node whose live entry's primary copy is on A (so its backup is on B)
       Nodes.Enrolled node = null;
@@ -121,6 +117,8 @@ class MemberLossTest {
       // first use of the agent token (signature check, token cache) before anything is held
       HttpResponse<Buffer> first = http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes/" + node.id() + "/heartbeat", node.token(), Nodes.beat(1));
       assertEquals(200, first.statusCode(), first.bodyAsString());
+      long firstAt = Instant.parse(first.bodyAsJsonObject().getString("server_time")).toEpochMilli();
+      String id = node.id();
 
       // hold each of B's partition threads, then beat: no answer while the backup cannot be stored
       CountDownLatch release = new CountDownLatch(1);
@@ -128,7 +126,9 @@ class MemberLossTest {
       Future<HttpResponse<Buffer>> answer = http.sendAsync(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes/" + node.id() + "/heartbeat",
           node.token(), Nodes.beat(2));
       try {
-        Thread.sleep(1500);
+        // the primary copy on A holds the new heartbeat: all that is missing for an answer is the backup
+        Await.until("the primary copy on A holds heartbeat 2", () -> hzA.<String, LiveNode>getMap(LiveState.MAP).get(id).heartbeatAt() > firstAt);
+        Thread.sleep(500); // not synchronisation: the window in which an answer that did not wait for the backup would arrive
         assertFalse(answer.isComplete(), "the heartbeat was answered before its backup was stored");
       } finally {
         release.countDown();
@@ -173,12 +173,8 @@ class MemberLossTest {
       Meshplane b = cluster.start(1, settings);
       String root = cluster.admin();
       HazelcastInstance hzB = b.hazelcast();
-      long settle = System.currentTimeMillis() + 30_000;
-      while (!hzB.getPartitionService().isClusterSafe()) {
-        assertTrue(System.currentTimeMillis() < settle, "partitions did not settle between the two members");
-        Thread.sleep(100);
-      }
-      long settled = System.currentTimeMillis();
+      Await.until("partitions settled between the two members", 30_000, () -> hzB.getPartitionService().isClusterSafe());
+      double flushesAtSettle = Metrics.value(http, b.coordinatorPort(), Metrics.FLUSHES);
       Member memberB = hzB.getCluster().getLocalMember();
       IMap<String, LiveNode> map = b.heartbeat().live().map();
       List<String> ownedByB = new ArrayList<>();
@@ -188,11 +184,12 @@ class MemberLossTest {
       }
       assertTrue(ownedByB.size() >= 5, "too few nodes landed in B's partitions: " + ownedByB.size());
       // B gained its partitions when it joined, and sweeps once more RESWEEP_AFTER_GAIN_MS later: that
-      // sweep (legitimately) writes every dirty entry, so the backlog is planted after it. On a slow
-      // machine the sweep can still land late; then the planting is undone in PostgreSQL and repeated
-      // (there is one resweep per gain, so a window that really reached old stamps fails every attempt).
-      long quiet = settled + FlushPlanner.RESWEEP_AFTER_GAIN_MS + 1_000 - System.currentTimeMillis();
-      if (quiet > 0) Thread.sleep(quiet);
+      // sweep (legitimately) writes every dirty entry, so the backlog is planted after it (a whole flush
+      // after the settling noted the gain, and no resweep is planned any more). Should a late gain plan
+      // another, the planting is undone in PostgreSQL and repeated (there is one resweep per gain, so a
+      // window that really reached old stamps fails every attempt).
+      Await.until("B's resweep after its gain is done", FlushPlanner.RESWEEP_AFTER_GAIN_MS + 15_000,
+          () -> Metrics.value(http, b.coordinatorPort(), Metrics.FLUSHES) >= flushesAtSettle + 2 && !b.heartbeat().resweepPlanned());
       Map<String, Long> onB = new HashMap<>();
       for (int attempt = 1; ; attempt++) {
         // stamped 40 s ago: older than any flush window, younger than the periodic sweep's minute
@@ -202,7 +199,7 @@ class MemberLossTest {
           map.set(id, new LiveNode(stamp, true, new String[] {"192.0.2.1:41641"}, "", "", new String[0], "{}"));
           onB.put(id, stamp);
         }
-        Thread.sleep(1000);
+        Metrics.awaitFlushes(http, 2, b.coordinatorPort()); // B's own flushes since the planting did not reach them
         if (storedHeartbeats(db, "handover").isEmpty()) break;
         assertTrue(attempt < 3, "B's own flush window does not reach entries stamped 40 s ago");
         try (Connection conn = db.connect(); Statement st = conn.createStatement()) {
@@ -213,22 +210,15 @@ class MemberLossTest {
       double sweepsBefore = takeoverSweeps(http, a.coordinatorPort());
       hzB.getLifecycleService().terminate();
 
-      long deadline = System.currentTimeMillis() + 10_000;
-      Map<String, Long> stored;
-      do {
-        Thread.sleep(200);
-        stored = storedHeartbeats(db, "handover");
-      } while (!stored.equals(onB) && System.currentTimeMillis() < deadline);
+      Map<String, Long> stored = Await.until("the survivor writes the backlog it took over within seconds", 10_000,
+          () -> storedHeartbeats(db, "handover"), onB::equals);
       assertEquals(onB, stored, "the survivor writes the backlog it took over within seconds");
       assertTrue(takeoverSweeps(http, a.coordinatorPort()) > sweepsBefore, "the takeover sweep is counted");
     }
   }
 
   private static double takeoverSweeps(Http http, int port) {
-    for (String line : http.get(port, "/metrics").bodyAsString().split("\n")) {
-      if (line.startsWith("mesh_writebehind_takeover_sweeps_total ")) return Double.parseDouble(line.substring(line.indexOf(' ') + 1));
-    }
-    throw new AssertionError("mesh_writebehind_takeover_sweeps_total is not exposed");
+    return Metrics.value(http, port, "mesh_writebehind_takeover_sweeps_total");
   }
 
   private static Map<String, Long> storedHeartbeats(TestDatabase db, String team) throws Exception {

@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.meshplane.app.ConfigLoader;
 import io.meshplane.app.Database;
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
+import io.meshplane.testing.Metrics;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
 import io.meshplane.testing.TestDatabase;
@@ -30,14 +32,6 @@ class StalenessTest {
     try (Connection c = db.connect(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
       rs.next();
       return rs.getLong(1);
-    }
-  }
-
-  static void await(String what, long timeoutMs, BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + timeoutMs;
-    while (!condition.getAsBoolean()) {
-      if (System.currentTimeMillis() > deadline) throw new AssertionError("timed out waiting for " + what);
-      Thread.sleep(100);
     }
   }
 
@@ -75,16 +69,17 @@ class StalenessTest {
           Nodes.beat(1)).statusCode());
 
       // cold-start grace: the ghost is not declared stale while the cluster is younger than stale_after
-      while (System.currentTimeMillis() - started < STALE_MS - 700) {
-        assertEquals(0, count(db, "SELECT count(*) FROM node_events WHERE node_id = '" + ghost + "'"), "declared stale during the grace");
-        assertEquals("online", http.get(b.coordinatorPort(), "/v1/nodes/" + ghost, root).bodyAsJsonObject().getString("status"));
-        Thread.sleep(200);
-      }
-      await("the ghost declared stale", 10_000, events(db, "node.stale", ghost, 1));
-      assertTrue(System.currentTimeMillis() - started >= STALE_MS);
-      await("live-1 declared stale", 10_000, events(db, "node.stale", live.id(), 1));
+      // (every read during the grace shows it online), and its event is recorded after the grace
+      Await.until("the ghost declared stale", 10_000, () -> {
+        String status = http.get(b.coordinatorPort(), "/v1/nodes/" + ghost, root).bodyAsJsonObject().getString("status");
+        if (System.currentTimeMillis() - started < STALE_MS - 700) assertEquals("online", status, "declared stale during the grace");
+        return count(db, "SELECT count(*) FROM node_events WHERE type = 'node.stale' AND node_id = '" + ghost + "'");
+      }, n -> n >= 1);
+      long declaredAt = count(db, "SELECT (extract(epoch FROM at) * 1000)::bigint FROM node_events WHERE node_id = '" + ghost + "'");
+      assertTrue(declaredAt - started >= STALE_MS - 50, "declared " + (declaredAt - started) + " ms after the start");
+      Await.until("live-1 declared stale", 10_000, events(db, "node.stale", live.id(), 1));
       assertEquals("stale", http.get(b.coordinatorPort(), "/v1/nodes/" + live.id(), root).bodyAsJsonObject().getString("status"));
-      Thread.sleep(1500); // several more scans on both replicas
+      awaitScans(a, b); // several more scans on both replicas
       assertEquals(1, count(db, "SELECT count(*) FROM node_events WHERE type = 'node.stale' AND node_id = '" + live.id() + "'"));
       assertEquals(1, count(db, "SELECT count(*) FROM node_events WHERE type = 'node.stale' AND node_id = '" + ghost + "'"));
 
@@ -92,8 +87,8 @@ class StalenessTest {
       assertEquals(200, http.send(HttpMethod.POST, b.coordinatorPort(), "/v1/nodes/" + live.id() + "/heartbeat", live.token(),
           Nodes.beat(2)).statusCode());
       assertEquals("online", http.get(a.coordinatorPort(), "/v1/nodes/" + live.id(), root).bodyAsJsonObject().getString("status"));
-      await("live-1 back online", 5_000, events(db, "node.online", live.id(), 1));
-      Thread.sleep(1000);
+      Await.until("live-1 back online", 5_000, events(db, "node.online", live.id(), 1));
+      awaitScans(a, b);
       assertEquals(1, count(db, "SELECT count(*) FROM node_events WHERE type = 'node.online' AND node_id = '" + live.id() + "'"));
 
       JsonArray listed = http.get(a.coordinatorPort(), "/v1/events?node_id=" + live.id(), root).bodyAsJsonObject().getJsonArray("items");
@@ -110,9 +105,17 @@ class StalenessTest {
   }
 
   static double metric(Http http, Meshplane m, String name) {
-    for (String line : http.get(m.coordinatorPort(), "/metrics").bodyAsString().split("\n")) {
-      if (line.startsWith(name + " ")) return Double.parseDouble(line.substring(name.length() + 1));
+    return Metrics.value(http, m.coordinatorPort(), name);
+  }
+
+  /** Three more staleness scans on each replica, each started after this call (any duplicate would be recorded by then). */
+  static void awaitScans(Meshplane... replicas) {
+    long[] from = new long[replicas.length];
+    for (int i = 0; i < replicas.length; i++) from[i] = replicas[i].heartbeat().stalenessScans();
+    for (int i = 0; i < replicas.length; i++) {
+      Meshplane m = replicas[i];
+      long target = from[i] + 3;
+      Await.until("3 more staleness scans on " + m.coordinatorPort(), () -> m.heartbeat().stalenessScans(), n -> n >= target);
     }
-    throw new AssertionError("no metric " + name);
   }
 }

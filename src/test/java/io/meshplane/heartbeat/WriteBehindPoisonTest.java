@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import ch.qos.logback.classic.Level;
 import com.hazelcast.map.IMap;
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.LogCapture;
 import io.meshplane.testing.LogLines;
@@ -94,15 +95,9 @@ class WriteBehindPoisonTest {
     map.setAll(entries);
 
     // every healthy row within 3 flush intervals of the moment the entries were put
-    long deadline = t0 + 3 * FLUSH_MS;
-    int written = 0;
-    while (System.currentTimeMillis() < deadline) {
-      written = count("SELECT count(*) FROM nodes WHERE name LIKE 'poison-%' AND id <> '" + bad
-          + "' AND heartbeat_at = to_timestamp(" + at + " / 1000.0) AND telemetry = '{\"seq\":1}'");
-      if (written == 1000) break;
-      Thread.sleep(100);
-    }
-    assertEquals(1000, written, "every healthy row is written");
+    Await.until("every healthy row is written", Math.max(0, t0 + 3 * FLUSH_MS - System.currentTimeMillis()),
+        () -> count("SELECT count(*) FROM nodes WHERE name LIKE 'poison-%' AND id <> '" + bad
+            + "' AND heartbeat_at = to_timestamp(" + at + " / 1000.0) AND telemetry = '{\"seq\":1}'"), n -> n == 1000);
     System.out.println("1,000 healthy rows written " + (System.currentTimeMillis() - t0) + " ms after the entries were put");
 
     // the refused row: its heartbeat time is written alone, the telemetry PostgreSQL refuses is held back
@@ -133,9 +128,7 @@ class WriteBehindPoisonTest {
     // once its data can be stored again, the row is written whole and leaves the quarantine
     map.set(bad, new LiveNode(at + 5000, true, new String[0], "", "", new String[0], "{\"fixed\":true}"));
     awaitCount("SELECT count(*) FROM nodes WHERE id = '" + bad + "' AND telemetry = '{\"fixed\":true}'", 1);
-    long until = System.currentTimeMillis() + 5000;
-    while (app.heartbeat().quarantine().size() > 0 && System.currentTimeMillis() < until) Thread.sleep(50);
-    assertEquals(0, app.heartbeat().quarantine().size());
+    Await.until("the node left the quarantine", 5000, () -> app.heartbeat().quarantine().size() == 0);
     assertEquals(0, http.get(app.coordinatorPort(), "/readyz").bodyAsJsonObject().getJsonObject("checks")
         .getJsonObject("writebehind").getInteger("quarantined"));
     assertQuarantineLoggedOnce(bad);
@@ -219,14 +212,7 @@ class WriteBehindPoisonTest {
     }
   }
 
-  private static void awaitCount(String sql, int expected) throws Exception {
-    long deadline = System.currentTimeMillis() + 10_000;
-    int n = -1;
-    while (System.currentTimeMillis() < deadline) {
-      n = count(sql);
-      if (n == expected) return;
-      Thread.sleep(100);
-    }
-    assertEquals(expected, n, sql);
+  private static void awaitCount(String sql, int expected) {
+    Await.until(sql + " = " + expected, 10_000, () -> count(sql), n -> n == expected);
   }
 }

@@ -7,8 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.meshplane.access.Surface;
 import io.meshplane.app.Meshplane;
 import io.meshplane.heartbeat.LiveNode;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.LogCapture;
+import io.meshplane.testing.Metrics;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.PanelSession;
 import io.meshplane.testing.RawHttp;
@@ -332,7 +334,15 @@ class HostileInputTest {
         notFound);
     idRoute(HttpMethod.GET, "/api/v1/users/{id}", "id", "/api/v1/users/{hostile}", panel, notFound);
     idRoute(HttpMethod.PATCH, "/api/v1/users/{id}", "id", "/api/v1/users/{hostile}", panel, notFound);
-    Thread.sleep(2500); // the setup heartbeat reaches PostgreSQL before the snapshots begin
+    // the setup heartbeat reaches PostgreSQL (and a flush after it settles its mark) before the snapshots begin
+    Await.until("the setup heartbeat in the row", () -> {
+      try (var c = db.connect(); var st = c.createStatement();
+           var rs = st.executeQuery("SELECT (extract(epoch FROM heartbeat_at) * 1000)::bigint FROM nodes WHERE id = '" + node.id() + "'")) {
+        rs.next();
+        return rs.getLong(1) == app.heartbeat().live().map().get(node.id()).heartbeatAt();
+      }
+    }, written -> written);
+    Metrics.awaitFlushes(http, 2, app.coordinatorPort());
   }
 
   static JsonObject preview(JsonObject policy) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
@@ -164,11 +165,8 @@ class OpenApiContractTest {
     assertEquals(404, contract.exchange("GET", "/v1/nodes/not-a-node/peers", root, null, null, null).statusCode());
     // the agent_version filter reads the flushed telemetry: the node is listed once a heartbeat that reports it is written
     check("POST", "/v1/nodes/" + nodeId + "/heartbeat", agent, Nodes.beat(2).encode(), null);
-    long deadline = System.currentTimeMillis() + 10_000;
-    JsonObject byVersion;
-    do {
-      byVersion = check("GET", "/v1/nodes", root, null, "agent_version=1.4.0");
-    } while (byVersion.getJsonArray("items").isEmpty() && System.currentTimeMillis() < deadline && pause());
+    JsonObject byVersion = Await.until("the node listed by agent_version", 10_000,
+        () -> check("GET", "/v1/nodes", root, null, "agent_version=1.4.0"), page -> !page.getJsonArray("items").isEmpty());
     assertEquals(1, byVersion.getJsonArray("items").size(), byVersion.encode());
     assertEquals(0, check("GET", "/v1/nodes", root, null, "agent_version=1.4.1").getJsonArray("items").size());
     HttpResponse<Buffer> badVersion = contract.exchange("GET", "/v1/nodes", root, null, "agent_version=1.4.0%2F", null);
@@ -182,16 +180,6 @@ class OpenApiContractTest {
     assertEquals(404, contract.exchange("GET", "/v1/nodes/" + nodeId + "/peers", root, null, null, null).statusCode());
     check("POST", "/v1/nodes", root, "{\"name\":", null); // 400 malformed
     assertEquals(List.of(), contract.findings());
-  }
-
-  private static boolean pause() {
-    try {
-      Thread.sleep(200);
-      return true;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    }
   }
 
   /** Sends one request, validates request and answer against the document, returns the answer's JSON (or null). */

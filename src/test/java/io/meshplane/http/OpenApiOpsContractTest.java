@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.access.Surface;
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
@@ -172,12 +173,9 @@ class OpenApiOpsContractTest {
     assertNull(expired.getString("delivered_at"));
     check("GET", "/v1/operations/" + expiring, root, null, null, 200);
     check("GET", "/v1/nodes/" + silent + "/operations", root, null, "status=expired", 200);
-    long until = System.currentTimeMillis() + 10_000;
-    JsonObject events = check("GET", "/v1/events", root, null, "type=node.enroll_unconfirmed&node_id=" + silent, 200);
-    while (events.getJsonArray("items").isEmpty() && System.currentTimeMillis() < until) {
-      Thread.sleep(200);
-      events = check("GET", "/v1/events", root, null, "type=node.enroll_unconfirmed&node_id=" + silent, 200);
-    }
+    JsonObject events = Await.until("the silent enrollment reported", 10_000,
+        () -> check("GET", "/v1/events", root, null, "type=node.enroll_unconfirmed&node_id=" + silent, 200),
+        e -> !e.getJsonArray("items").isEmpty());
     assertEquals(1, events.getJsonArray("items").size(), events.encode());
 
     // the audit trail: requests, completions (by the node, by the coordinator), denials
@@ -197,15 +195,10 @@ class OpenApiOpsContractTest {
   }
 
   /** Polls an operation (without validating each read) until {@code done} holds, 15 s at most. */
-  static JsonObject await(String opId, Predicate<JsonObject> done) throws InterruptedException {
+  static JsonObject await(String opId, Predicate<JsonObject> done) {
     String root = cluster.admin();
-    long until = System.currentTimeMillis() + 15_000;
-    JsonObject op = http.get(port, "/v1/operations/" + opId, root).bodyAsJsonObject();
-    while (!done.test(op) && System.currentTimeMillis() < until) {
-      Thread.sleep(100);
-      op = http.get(port, "/v1/operations/" + opId, root).bodyAsJsonObject();
-    }
-    return op;
+    return Await.until("operation " + opId + " reaches the awaited state", 15_000,
+        () -> http.get(port, "/v1/operations/" + opId, root).bodyAsJsonObject(), done);
   }
 
   /** Sends, validates against the document, and checks the status. */

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
@@ -95,8 +96,10 @@ class OpenApiPolicyContractTest {
     long pv = h1.getJsonObject("peers").getLong("version");
     long av = h1.getJsonObject("acl").getLong("version");
     check("POST", "/v1/nodes/" + web + "/heartbeat", webTok, new JsonObject().put("known", new JsonObject().put("peers", pv).put("acl", av)).encode(), null, null, 0);
-    Thread.sleep(1500);
-    check("POST", "/v1/nodes/" + web + "/heartbeat", webTok, new JsonObject().put("known", new JsonObject().put("peers", pv).put("acl", av)).encode(), null, null, 0);
+    // db-1's first heartbeat flushed and applied: web-1's peers changed since pv (a delta is sent)
+    Await.until("web-1's answer carries its changed peers", () -> check("POST", "/v1/nodes/" + web + "/heartbeat", webTok,
+        new JsonObject().put("known", new JsonObject().put("peers", pv).put("acl", av)).encode(), null, null, 0).getJsonObject("peers"),
+        peers -> !peers.getBoolean("unchanged", false));
     check("GET", "/v1/nodes/" + web, root, null, null, null, 0);
     check("GET", "/v1/nodes/" + db, root, null, null, null, 0);
     check("PUT", "/v1/nodes/" + db + "/tags", root, new JsonObject().put("tags", new JsonArray().add("tag:web").add("tag:db")).encode(), null, null, 0);
@@ -106,7 +109,9 @@ class OpenApiPolicyContractTest {
     for (int i = 0; i < 6; i++) {
       check("POST", "/v1/nodes/" + web + "/heartbeat", webTok, new JsonObject().put("known", new JsonObject().put("peers", 0).put("acl", 0)).encode(), null, null, 0);
     }
-    Thread.sleep(3000);
+    // the node stays behind the ACL it is sent: its drift event exists before the event list is checked
+    Await.until("web-1's policy drift event", () -> check("GET", "/v1/events", root, null, "type=node.policy_drift&node_id=" + web, null, 0)
+        .getJsonArray("items"), items -> !items.isEmpty());
     check("GET", "/v1/events", root, null, null, null, 0);
     check("GET", "/v1/events", root, null, "type=node.policy_drift", null, 0);
     check("GET", "/v1/audit", root, null, "limit=20", null, 0);

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.app.Meshplane;
 import io.meshplane.heartbeat.LiveRepository;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
@@ -66,7 +67,7 @@ class NodeKeysTest {
     assertEquals("public_key", r.bodyAsJsonObject().getJsonArray("errors").getJsonObject(0).getString("field"));
     assertTrue(!r.bodyAsString().contains(holder.id()) && !r.bodyAsString().contains("red"), "the holder is not revealed: " + r.bodyAsString());
     assertEquals(0, get("/v1/nodes?name_prefix=copycat").getJsonArray("items").size(), "nothing enrolled");
-    assertTrue(audited("node.enroll", "denied"), "the refused enrollment is audited");
+    awaitAudited("node.enroll", "denied"); // the refused enrollment is audited
 
     // a heartbeat of another node reporting that key: 409, audited, and nothing of it stored
     Nodes.Enrolled other = Nodes.enroll(http, a.coordinatorPort(), admin, "other", "blue", "prod");
@@ -78,13 +79,14 @@ class NodeKeysTest {
     JsonObject shown = get("/v1/nodes/" + other.id());
     assertEquals(own, shown.getString("public_key"));
     assertEquals(new JsonArray().add("198.51.100.1:41641"), shown.getJsonArray("endpoints"), "the refused heartbeat stored nothing");
-    assertTrue(audited("node.heartbeat", "denied"), "the refused heartbeat is audited");
+    awaitAudited("node.heartbeat", "denied"); // the refused heartbeat is audited
 
     // a re-key whose reported new key is the holder's: the heartbeat is refused and the operation fails
     HttpResponse<Buffer> op = http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes/" + other.id() + "/rekey", admin, null);
     assertEquals(202, op.statusCode(), op.bodyAsString());
     String opId = op.bodyAsJsonObject().getString("id");
-    awaitFact(() -> commands(beat(other, new JsonObject().put("public_key", own), 200)).contains(opId), "the command is delivered");
+    Await.until("the command is delivered", 20_000, () -> commands(beat(other, new JsonObject().put("public_key", own), 200)),
+        c -> c.contains(opId));
     beat(other, new JsonObject().put("public_key", key).put("command_results", new JsonArray().add(new JsonObject().put("id", opId)
         .put("status", "succeeded"))), 409);
     JsonObject done = awaitOperation(opId, o -> o.getString("completed_at") != null);
@@ -144,32 +146,12 @@ class NodeKeysTest {
     return r.bodyAsJsonObject();
   }
 
-  private static boolean audited(String action, String outcome) throws InterruptedException {
-    long until = System.currentTimeMillis() + 10_000;
-    while (System.currentTimeMillis() < until) {
-      for (Object o : get("/v1/audit?action=" + action + "&limit=100").getJsonArray("items")) {
-        if (outcome.equals(((JsonObject) o).getString("outcome"))) return true;
-      }
-      Thread.sleep(100);
-    }
-    return false;
+  private static void awaitAudited(String action, String outcome) {
+    Await.until("an audit event " + action + " " + outcome, 10_000, () -> get("/v1/audit?action=" + action + "&limit=100").getJsonArray("items"),
+        items -> items.stream().anyMatch(o -> outcome.equals(((JsonObject) o).getString("outcome"))));
   }
 
-  private static JsonObject awaitOperation(String id, Predicate<JsonObject> done) throws InterruptedException {
-    long until = System.currentTimeMillis() + 20_000;
-    JsonObject op = get("/v1/operations/" + id);
-    while (!done.test(op) && System.currentTimeMillis() < until) {
-      Thread.sleep(100);
-      op = get("/v1/operations/" + id);
-    }
-    return op;
-  }
-
-  private static void awaitFact(java.util.function.BooleanSupplier fact, String what) throws InterruptedException {
-    long until = System.currentTimeMillis() + 20_000;
-    while (!fact.getAsBoolean()) {
-      assertTrue(System.currentTimeMillis() < until, "timed out waiting until " + what);
-      Thread.sleep(100);
-    }
+  private static JsonObject awaitOperation(String id, Predicate<JsonObject> done) {
+    return Await.until("operation " + id + " reaches the awaited state", 20_000, () -> get("/v1/operations/" + id), done);
   }
 }

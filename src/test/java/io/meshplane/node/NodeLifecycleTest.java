@@ -8,7 +8,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.access.Surface;
 import io.meshplane.app.Meshplane;
+import io.meshplane.auth.TokenIssuer;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
+import io.meshplane.testing.Metrics;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
 import io.meshplane.testing.TestDatabase;
@@ -169,7 +172,7 @@ class NodeLifecycleTest {
   @Test
   void twoHundredHeartbeatsWithinAFlushIntervalCostAtMostTwoRowWrites() throws Exception {
     Nodes.Enrolled n = Nodes.enroll(http, a.coordinatorPort(), root, "coalesce", "web", "prod");
-    Thread.sleep(FLUSH_MS + 500); // let any flush of the enrollment settle
+    Metrics.awaitFlushes(http, 2, a.coordinatorPort(), b.coordinatorPort()); // any flush of the enrollment has settled
     long before = scalar("SELECT count(*) FROM test_node_writes WHERE node_id = '" + n.id() + "'");
     long t0 = System.nanoTime();
     List<Future<HttpResponse<Buffer>>> burst = new ArrayList<>();
@@ -179,7 +182,8 @@ class NodeLifecycleTest {
     }
     for (Future<HttpResponse<Buffer>> f : burst) assertEquals(200, Http.await(f, 30).statusCode());
     long ms = (System.nanoTime() - t0) / 1_000_000;
-    Thread.sleep(2 * FLUSH_MS + 500);
+    // a whole flush after the burst (it writes the row) and one more (it only settles the mark), on each replica
+    Metrics.awaitFlushes(http, 3, a.coordinatorPort(), b.coordinatorPort());
     long writes = scalar("SELECT count(*) FROM test_node_writes WHERE node_id = '" + n.id() + "'") - before;
     System.out.println("200 heartbeats in " + ms + " ms -> " + writes + " row writes");
     assertTrue(ms < FLUSH_MS, "the burst fits in one flush interval: " + ms + " ms");
@@ -188,11 +192,16 @@ class NodeLifecycleTest {
     assertEquals(Instant.parse(live).toEpochMilli(),
         scalar("SELECT (extract(epoch FROM heartbeat_at) * 1000)::bigint FROM nodes WHERE id = '" + n.id() + "'"),
         "the row holds the live (last written) heartbeat");
-    // Agent tokens' uses are not recorded (one tokens-row write per heartbeat otherwise); the admin
-    // token's are, so the usage flush (every 5 s) did run meanwhile.
-    Thread.sleep(Math.max(0, 5_500 - (System.nanoTime() - t0) / 1_000_000));
+    // Agent tokens' uses are not recorded (one tokens-row write per heartbeat otherwise); other tokens'
+    // are: a token used on each replica after the burst shows that replica's usage flush (every 5 s) ran
+    // since, so an agent use recorded during the burst would be written by now.
+    for (Meshplane on : new Meshplane[] {a, b}) {
+      TokenIssuer.Issued probe = Tokens.issue(on, "*", "*", Surface.ADMIN);
+      assertEquals(200, http.get(on.coordinatorPort(), "/v1/auth/whoami", probe.jwt()).statusCode());
+      Await.until("the usage flush of replica " + on.coordinatorPort() + " ran", 15_000,
+          () -> scalar("SELECT count(*) FROM tokens WHERE id = '" + probe.record().id() + "' AND last_used_at IS NOT NULL"), c -> c == 1);
+    }
     assertEquals(0, scalar("SELECT count(*) FROM tokens WHERE node_id = '" + n.id() + "' AND last_used_at IS NOT NULL"));
-    assertTrue(scalar("SELECT count(*) FROM tokens WHERE node_id IS NULL AND name = 'test-admin' AND last_used_at IS NOT NULL") >= 1);
   }
 
   /** Beats once (on a) and waits until the write-behind has written that heartbeat to the row; returns its time. */
@@ -200,12 +209,8 @@ class NodeLifecycleTest {
     HttpResponse<Buffer> r = beat(a, n, body);
     assertEquals(200, r.statusCode(), r.bodyAsString());
     long accepted = Instant.parse(r.bodyAsJsonObject().getString("server_time")).toEpochMilli();
-    long deadline = System.currentTimeMillis() + 3 * FLUSH_MS;
     String sql = "SELECT coalesce((extract(epoch FROM heartbeat_at) * 1000)::bigint, 0) FROM nodes WHERE id = '" + n.id() + "'";
-    while (scalar(sql) != accepted) {
-      assertTrue(System.currentTimeMillis() < deadline, "heartbeat " + accepted + " not in the row within 3 flushes");
-      Thread.sleep(25);
-    }
+    Await.until("heartbeat " + accepted + " in the row within 3 flushes", 3 * FLUSH_MS, () -> scalar(sql), v -> v == accepted);
     return accepted;
   }
 
@@ -268,17 +273,14 @@ class NodeLifecycleTest {
         lastAccepted.put(fleet.get(i).id(), Instant.parse(r.bodyAsJsonObject().getString("server_time")).toEpochMilli());
       }
     }
-    long deadline = System.currentTimeMillis() + 3 * FLUSH_MS;
-    Map<String, Long> stored = new HashMap<>();
-    do {
-      stored.clear();
+    Map<String, Long> stored = Await.until("every row holds its node's last accepted heartbeat (within 3 flushes)", 3 * FLUSH_MS, () -> {
+      Map<String, Long> rows = new HashMap<>();
       try (Connection c = db.connect(); Statement st = c.createStatement();
            ResultSet rs = st.executeQuery("SELECT id, (extract(epoch FROM heartbeat_at) * 1000)::bigint FROM nodes WHERE team = 'fleet'")) {
-        while (rs.next()) stored.put(rs.getString(1), rs.getObject(2) == null ? null : rs.getLong(2));
+        while (rs.next()) rows.put(rs.getString(1), rs.getObject(2) == null ? null : rs.getLong(2));
       }
-      if (stored.equals(lastAccepted)) break;
-      Thread.sleep(100);
-    } while (System.currentTimeMillis() < deadline);
+      return rows;
+    }, lastAccepted::equals);
     assertEquals(lastAccepted, stored, "every row holds its node's last accepted heartbeat");
   }
 
@@ -390,9 +392,7 @@ class NodeLifecycleTest {
     String orphan = "nd_01m8000000000000000000rphn";
     a.heartbeat().live().map().set(orphan, new io.meshplane.heartbeat.LiveNode(System.currentTimeMillis(), true, new String[0], "", "",
         new String[0], "{}"));
-    long deadline = System.currentTimeMillis() + 3 * FLUSH_MS + 2000;
-    while (a.heartbeat().live().map().containsKey(orphan) && System.currentTimeMillis() < deadline) Thread.sleep(100);
-    assertFalse(a.heartbeat().live().map().containsKey(orphan), "the leftover entry was dropped");
+    Await.until("the leftover entry was dropped", 3 * FLUSH_MS + 2000, () -> !a.heartbeat().live().map().containsKey(orphan));
   }
 
   @Test

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.PgProxy;
 import io.meshplane.testing.TestCluster;
@@ -50,14 +51,7 @@ class ReadinessTest {
     assertEquals("UP", up.bodyAsJsonObject().getJsonObject("checks").getJsonObject("postgres").getString("status"));
   }
 
-  private HttpResponse<Buffer> awaitReadyz(int port, Predicate<HttpResponse<Buffer>> condition) throws InterruptedException {
-    long deadline = System.nanoTime() + 30_000_000_000L;
-    HttpResponse<Buffer> last = null;
-    while (System.nanoTime() < deadline) {
-      last = http.get(port, "/readyz");
-      if (condition.test(last)) return last;
-      Thread.sleep(200);
-    }
-    throw new AssertionError("readyz never reached the expected state; last answer " + last.statusCode() + " " + last.bodyAsString());
+  private HttpResponse<Buffer> awaitReadyz(int port, Predicate<HttpResponse<Buffer>> condition) {
+    return Await.until("/readyz reaches the expected state", 30_000, () -> http.get(port, "/readyz"), condition);
   }
 }

@@ -3,10 +3,10 @@ package io.meshplane.ops;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.access.Surface;
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.LogCapture;
 import io.meshplane.testing.Nodes;
@@ -181,22 +181,13 @@ class IngressHostnamesTest {
   }
 
   /** The agent's side of a drain: beats until the command comes, reports it done with the ingress drained, waits for the completion. */
-  private static void drained(Nodes.Enrolled n, String opId, String name) throws InterruptedException {
-    long until = System.currentTimeMillis() + 20_000;
-    JsonObject answer = beat(n, new JsonObject());
-    while (answer.getJsonArray("commands").stream().noneMatch(c -> opId.equals(((JsonObject) c).getString("id")))) {
-      assertTrue(System.currentTimeMillis() < until, "the drain was never delivered: " + answer.encode());
-      Thread.sleep(50);
-      answer = beat(n, new JsonObject());
-    }
+  private static void drained(Nodes.Enrolled n, String opId, String name) {
+    Await.until("the drain " + opId + " delivered", 20_000, () -> beat(n, new JsonObject()),
+        answer -> answer.getJsonArray("commands").stream().anyMatch(c -> opId.equals(((JsonObject) c).getString("id"))));
     beat(n, new JsonObject().put("ingress", new JsonArray().add(new JsonObject().put("name", name).put("state", "drained")))
         .put("command_results", new JsonArray().add(new JsonObject().put("id", opId).put("status", "succeeded"))));
-    String status = "pending";
-    while (!"succeeded".equals(status)) {
-      assertTrue(System.currentTimeMillis() < until, "the drain did not complete: " + status);
-      Thread.sleep(50);
-      status = http.get(port, "/v1/operations/" + opId, admin).bodyAsJsonObject().getString("status");
-    }
+    Await.until("the drain " + opId + " succeeded", 20_000,
+        () -> http.get(port, "/v1/operations/" + opId, admin).bodyAsJsonObject().getString("status"), "succeeded"::equals);
   }
 
   private static JsonObject beat(Nodes.Enrolled n, JsonObject body) {

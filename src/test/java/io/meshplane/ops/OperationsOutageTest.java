@@ -1,12 +1,14 @@
 package io.meshplane.ops;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.app.Meshplane;
+import ch.qos.logback.classic.Level;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
+import io.meshplane.testing.LogLines;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.PgProxy;
 import io.meshplane.testing.TestCluster;
@@ -32,7 +34,7 @@ class OperationsOutageTest {
 
   @Test
   void anOperationRequestedBeforeAnOutageIsDeliveredDuringItAndCompletedAfter() throws Exception {
-    try (TestCluster cluster = TestCluster.of(1); PgProxy proxy = new PgProxy()) {
+    try (TestCluster cluster = TestCluster.of(1); PgProxy proxy = new PgProxy(); LogLines warnings = LogLines.attach(Level.WARN)) {
       Http http = cluster.http();
       Meshplane app = cluster.start(0, cluster.db().url("127.0.0.1", proxy.port()),
           Map.of("relays", OperationsTest.RELAYS, "writebehind.flush_interval", "200ms", "operations.deadline", "2m"));
@@ -57,7 +59,8 @@ class OperationsOutageTest {
       JsonObject report = new JsonObject().put("public_key", newKey).put("command_results", new JsonArray()
           .add(new JsonObject().put("id", opId).put("status", "succeeded").put("detail", "new key pair generated")));
       timedBeat(http, port, n, report);
-      Thread.sleep(500);
+      Await.until("the completion of " + opId + " failed during the outage", () -> !warnings.at(Level.WARN,
+          m -> m.startsWith("operation " + opId + " of node " + n.id() + " not completed yet")).isEmpty());
       // the operation stays open: the command keeps coming, and the agent keeps reporting
       HttpResponse<Buffer> again = timedBeat(http, port, n, report);
       assertTrue(hasCommand(again.bodyAsJsonObject(), opId), "the command keeps coming while the completion cannot be written: "
@@ -79,12 +82,8 @@ class OperationsOutageTest {
       proxy.restore();
       // PostgreSQL is back (the record can be read): the result reported during the outage was not
       // written, so the operation is still open
-      long until = System.currentTimeMillis() + 20_000;
-      HttpResponse<Buffer> op = http.get(port, "/v1/operations/" + opId, admin);
-      while (op.statusCode() != 200 && System.currentTimeMillis() < until) {
-        Thread.sleep(200);
-        op = http.get(port, "/v1/operations/" + opId, admin);
-      }
+      HttpResponse<Buffer> op = Await.until("the operation can be read again", 20_000,
+          () -> http.get(port, "/v1/operations/" + opId, admin), r -> r.statusCode() == 200);
       assertEquals(200, op.statusCode(), op.bodyAsString());
       String status = op.bodyAsJsonObject().getString("status");
       assertTrue(status.equals("pending") || status.equals("delivered"), "still open after the outage: " + op.bodyAsString());
@@ -100,13 +99,8 @@ class OperationsOutageTest {
       // completed once (the reports during the outage wrote nothing), and the command stops
       JsonObject audit = http.get(port, "/v1/audit?action=operation.succeeded&actor_id=" + n.id(), admin).bodyAsJsonObject();
       assertEquals(1, audit.getJsonArray("items").size(), audit.encode());
-      long stop = System.currentTimeMillis() + 10_000;
-      JsonObject after = beat(http, port, n, new JsonObject().put("public_key", newKey)).bodyAsJsonObject();
-      while (hasCommand(after, opId) && System.currentTimeMillis() < stop) {
-        Thread.sleep(100);
-        after = beat(http, port, n, new JsonObject().put("public_key", newKey)).bodyAsJsonObject();
-      }
-      assertFalse(hasCommand(after, opId), after.encode());
+      Await.until("the command stops", () -> beat(http, port, n, new JsonObject().put("public_key", newKey)).bodyAsJsonObject(),
+          after -> !hasCommand(after, opId));
       // and requests are accepted again
       HttpResponse<Buffer> moved = http.send(HttpMethod.PUT, port, "/v1/nodes/" + n.id() + "/relay", admin,
           new JsonObject().put("relay", "ams1"));
@@ -133,13 +127,8 @@ class OperationsOutageTest {
     return false;
   }
 
-  static JsonObject await(Http http, int port, String admin, String opId) throws InterruptedException {
-    long until = System.currentTimeMillis() + 20_000;
-    JsonObject op = http.get(port, "/v1/operations/" + opId, admin).bodyAsJsonObject();
-    while (op.getValue("completed_at") == null && System.currentTimeMillis() < until) {
-      Thread.sleep(100);
-      op = http.get(port, "/v1/operations/" + opId, admin).bodyAsJsonObject();
-    }
-    return op;
+  static JsonObject await(Http http, int port, String admin, String opId) {
+    return Await.until(opId + " completed", 20_000, () -> http.get(port, "/v1/operations/" + opId, admin).bodyAsJsonObject(),
+        op -> op.getValue("completed_at") != null);
   }
 }

@@ -2,12 +2,15 @@ package io.meshplane.ops;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.app.Meshplane;
+import ch.qos.logback.classic.Level;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
+import io.meshplane.testing.LogLines;
+import io.meshplane.testing.Metrics;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.PgProxy;
 import io.meshplane.testing.TestCluster;
@@ -34,6 +37,7 @@ class OperationsTest {
       + "{\"name\":\"ams1\",\"region\":\"eu\",\"url\":\"https://ams1.example.net\"}]";
   static final Map<String, String> SETTINGS = Map.of("relays", RELAYS, "writebehind.flush_interval", "100ms",
       "operations.deadline", "8s", "nodes.pending_ttl", "2s", "heartbeat.stale_after", "3s");
+  static final String IGNORED = "mesh_ops_results_ignored_total";
   static TestCluster cluster;
   static Meshplane a;
   static Meshplane b;
@@ -85,27 +89,28 @@ class OperationsTest {
     return r.bodyAsJsonObject();
   }
 
-  /** Polls the operation until {@code done} holds (20 s at most). */
-  static JsonObject awaitOperation(String id, Predicate<JsonObject> done) throws InterruptedException {
-    long until = System.currentTimeMillis() + 20_000;
-    JsonObject op = operation(id);
-    while (!done.test(op) && System.currentTimeMillis() < until) {
-      Thread.sleep(100);
-      op = operation(id);
-    }
-    return op;
+  /** Reads the operation until {@code done} holds (20 s at most). */
+  static JsonObject awaitOperation(String id, Predicate<JsonObject> done) {
+    return Await.until("operation " + id + " reaches the awaited state", 20_000, () -> operation(id), done);
   }
 
   /** Beats until the answer carries a command (the board of the answering replica has learned of the operation). */
-  static JsonObject beatUntilCommand(Meshplane via, Nodes.Enrolled n, JsonObject body, String opId) throws InterruptedException {
-    long until = System.currentTimeMillis() + 10_000;
-    JsonObject answer = beat(via, n, body);
-    while (!hasCommand(answer, opId) && System.currentTimeMillis() < until) {
-      Thread.sleep(100);
-      answer = beat(via, n, body);
-    }
-    assertTrue(hasCommand(answer, opId), answer.encode());
-    return answer;
+  static JsonObject beatUntilCommand(Meshplane via, Nodes.Enrolled n, JsonObject body, String opId) {
+    return Await.until("a heartbeat answer carries " + opId, () -> beat(via, n, body), answer -> hasCommand(answer, opId));
+  }
+
+  /** Beats until the answer no longer carries the command (the answering replica's board has the completion). */
+  static JsonObject beatUntilNoCommand(Meshplane via, Nodes.Enrolled n, JsonObject body, String opId) {
+    return Await.until("no heartbeat answer carries " + opId, () -> beat(via, n, body), answer -> !hasCommand(answer, opId));
+  }
+
+  /** Waits until replica {@code m} has applied the change log up to {@code position} (its boards and models hold it). */
+  static void awaitPosition(Meshplane m, long position) {
+    Await.until("replica " + m.coordinatorPort() + " applied change " + position, () -> m.changes().position(), p -> p >= position);
+  }
+
+  static double metric(Meshplane m, String series) {
+    return Metrics.value(http, m.coordinatorPort(), series);
   }
 
   static boolean hasCommand(JsonObject answer, String opId) {
@@ -154,23 +159,17 @@ class OperationsTest {
     assertEquals(newKey, done.getJsonObject("result").getString("new_key"));
     assertEquals(newKey, node(web).getString("public_key"));
     // the command is not sent any more, once every replica's board has the completion
-    long until = System.currentTimeMillis() + 10_000;
-    while (hasCommand(beat(b, web, new JsonObject().put("public_key", newKey)), op.getString("id")) && System.currentTimeMillis() < until) {
-      Thread.sleep(100);
-    }
-    assertFalse(hasCommand(beat(b, web, new JsonObject().put("public_key", newKey)), op.getString("id")));
+    beatUntilNoCommand(b, web, new JsonObject().put("public_key", newKey), op.getString("id"));
 
     // its peer learns the new key (a delta from the version it holds), through the write-behind and the change log
     long known = dbView.getJsonObject("peers").getLong("version");
-    String seen = null;
-    until = System.currentTimeMillis() + 15_000;
-    while (!newKey.equals(seen) && System.currentTimeMillis() < until) {
-      Thread.sleep(200);
-      JsonObject ans = beat(a, db, new JsonObject().put("known", new JsonObject().put("peers", known)));
-      JsonObject peers = ans.getJsonObject("peers");
+    String seen = Await.until("the peer's heartbeat carries the new key", () -> {
+      JsonObject peers = beat(a, db, new JsonObject().put("known", new JsonObject().put("peers", known))).getJsonObject("peers");
       JsonArray entries = peers.containsKey("items") ? peers.getJsonArray("items") : peers.getJsonArray("changed", new JsonArray());
-      for (Object o : entries) if (((JsonObject) o).getString("id").equals(web.id())) seen = ((JsonObject) o).getString("public_key");
-    }
+      String key = null;
+      for (Object o : entries) if (((JsonObject) o).getString("id").equals(web.id())) key = ((JsonObject) o).getString("public_key");
+      return key;
+    }, newKey::equals);
     assertEquals(newKey, seen, "the peer's heartbeat carries the new key");
   }
 
@@ -302,12 +301,8 @@ class OperationsTest {
     assertEquals(400, bad.statusCode());
     assertEquals(2, bad.bodyAsJsonObject().getJsonArray("errors").size(), bad.bodyAsString());
     // every replica's answers carry it (the change reached b's board before a answered the POST? b polls on the announcement)
-    long until = System.currentTimeMillis() + 10_000;
-    JsonObject answer = beat(b, n, new JsonObject());
-    while (answer.getJsonArray("ingress").isEmpty() && System.currentTimeMillis() < until) {
-      Thread.sleep(100);
-      answer = beat(b, n, new JsonObject());
-    }
+    JsonObject answer = Await.until("b's answer carries the ingress", () -> beat(b, n, new JsonObject()),
+        ans -> !ans.getJsonArray("ingress").isEmpty());
     assertEquals(new JsonArray().add(expected), answer.getJsonArray("ingress"));
 
     assertEquals(404, call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/ingress/api/drain", null).statusCode());
@@ -344,16 +339,12 @@ class OperationsTest {
     String backKey = back.node().getString("public_key");
     beat(a, back, new JsonObject().put("public_key", backKey));
     beat(a, n, new JsonObject());
-    long until = System.currentTimeMillis() + 15_000;
-    while (!("stale".equals(node(n).getString("status")) && "stale".equals(node(back).getString("status")))
-        && System.currentTimeMillis() < until) {
-      Thread.sleep(200);
-    }
-    assertEquals("stale", node(n).getString("status"), "heartbeat.stale_after = 3 s");
-    assertEquals("stale", node(back).getString("status"), "heartbeat.stale_after = 3 s");
+    Await.until("both nodes stale (heartbeat.stale_after = 3 s)",
+        () -> "stale".equals(node(n).getString("status")) && "stale".equals(node(back).getString("status")));
     String backOp = call(a, HttpMethod.POST, "/v1/nodes/" + back.id() + "/rekey", null).bodyAsJsonObject().getString("id");
     String opId = call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/rekey", null).bodyAsJsonObject().getString("id");
-    Thread.sleep(2000);
+    // both replicas' boards hold both operations: only a heartbeat answer could deliver them now
+    awaitPosition(b, a.changes().position());
     for (String id : new String[] {backOp, opId}) {
       JsonObject op = operation(id);
       assertEquals("pending", op.getString("status"), "nobody received it: " + op.encode());
@@ -381,13 +372,8 @@ class OperationsTest {
     assertNull(expired.getString("delivered_at"));
     // the expired operation is no longer sent when the node is back (once this replica's board has the
     // expiry: the sweep may have run on the other replica, which tells this one through the change feed)
-    long seen = System.currentTimeMillis() + 5_000;
-    boolean sent;
-    do {
-      sent = !beat(a, n, new JsonObject()).getJsonArray("commands").isEmpty();
-      if (sent) Thread.sleep(100);
-    } while (sent && System.currentTimeMillis() < seen);
-    assertFalse(sent, "an expired operation is still sent 5 s after its expiry");
+    Await.until("an expired operation is no longer sent", 5_000, () -> beat(a, n, new JsonObject()),
+        ans -> ans.getJsonArray("commands").isEmpty());
     assertEquals(202, call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/rekey", null).statusCode());
   }
 
@@ -398,14 +384,16 @@ class OperationsTest {
     beat(b, alive, new JsonObject()); // written to PostgreSQL within a flush (100 ms), long before nodes.pending_ttl (2 s)
     String path = "/v1/events?type=node.enroll_unconfirmed&node_id=" + ghost.id();
     String alivePath = "/v1/events?type=node.enroll_unconfirmed&node_id=" + alive.id();
-    long until = System.currentTimeMillis() + 15_000;
-    while (call(a, HttpMethod.GET, path, null).bodyAsJsonObject().getJsonArray("items").isEmpty() && System.currentTimeMillis() < until) {
-      Thread.sleep(200);
-    }
+    Await.until("the ghost reported", () -> call(a, HttpMethod.GET, path, null).bodyAsJsonObject(),
+        e -> !e.getJsonArray("items").isEmpty());
     assertEquals("pending", node(ghost).getString("status"), "it stays pending");
-    // the ghost beats late: nothing more is recorded for it
+    // the ghost beats late: nothing more is recorded for it, after more sweeps by both replicas (each
+    // one started after the late beat) and the flush of its heartbeat
+    long checksA = a.heartbeat().unconfirmedChecks();
+    long checksB = b.heartbeat().unconfirmedChecks();
     beat(a, ghost, new JsonObject());
-    Thread.sleep(2000); // more sweeps, by both replicas: still one event
+    Await.until("two more sweeps on each replica",
+        () -> a.heartbeat().unconfirmedChecks() >= checksA + 2 && b.heartbeat().unconfirmedChecks() >= checksB + 2);
     JsonObject events = call(b, HttpMethod.GET, path, null).bodyAsJsonObject();
     assertEquals(1, events.getJsonArray("items").size(), events.encode());
     JsonObject event = events.getJsonArray("items").getJsonObject(0);
@@ -425,9 +413,13 @@ class OperationsTest {
     String opId = call(a, HttpMethod.POST, "/v1/nodes/" + victim.id() + "/rekey", null).bodyAsJsonObject().getString("id");
     beatUntilCommand(a, victim, new JsonObject(), opId);
     // another node reports the victim's operation, and an operation that does not exist: ignored, nothing applied
+    double ignoredA = metric(a, IGNORED);
+    double ignoredB = metric(b, IGNORED);
     beat(a, other, result(opId, "succeeded").put("public_key", Nodes.key()));
     beat(b, other, result(io.meshplane.common.Ids.next("op"), "failed"));
-    Thread.sleep(1000);
+    // results are sorted while the heartbeat is answered: both were counted as ignored
+    assertEquals(ignoredA + 1, metric(a, IGNORED), "a ignored the result for the victim's operation");
+    assertEquals(ignoredB + 1, metric(b, IGNORED), "b ignored the result for an operation that does not exist");
     JsonObject op = operation(opId);
     assertEquals("delivered", op.getString("status"), op.encode());
     // malformed results: 400 naming the field, nothing applied
@@ -452,12 +444,8 @@ class OperationsTest {
         new JsonObject().put("services", new JsonArray().add("ssh:22").add("web:8080").add("ssh:22")));
     assertEquals(200, r.statusCode(), r.bodyAsString());
     assertEquals(new JsonArray().add("ssh:22").add("web:8080"), r.bodyAsJsonObject().getJsonArray("services"));
-    long until = System.currentTimeMillis() + 10_000;
-    JsonObject answer = beat(b, n, new JsonObject());
-    while (answer.getJsonArray("services").isEmpty() && System.currentTimeMillis() < until) {
-      Thread.sleep(100);
-      answer = beat(b, n, new JsonObject());
-    }
+    JsonObject answer = Await.until("b's answer carries the services", () -> beat(b, n, new JsonObject()),
+        ans -> !ans.getJsonArray("services").isEmpty());
     assertEquals(new JsonArray().add("ssh:22").add("web:8080"), answer.getJsonArray("services"));
     // verified through the heartbeat: behind until the agent reports it serves exactly them
     JsonObject sync = node(n).getJsonObject("policy_sync");
@@ -488,7 +476,7 @@ class OperationsTest {
    */
   @Test
   void aCommandDeliveredByAReplicaThatDiesIsDeliveredAgainByAnother() throws Exception {
-    try (PgProxy proxy = new PgProxy()) {
+    try (PgProxy proxy = new PgProxy(); LogLines warnings = LogLines.attach(Level.WARN)) {
       Meshplane x = cluster.start(2, cluster.db().url("127.0.0.1", proxy.port()), SETTINGS);
       Meshplane y = b;
       Nodes.Enrolled n = enroll("survivor", "crash", "tag:x");
@@ -504,7 +492,8 @@ class OperationsTest {
       String newKey = Nodes.key();
       JsonObject report = result(opId, "succeeded").put("public_key", newKey);
       assertTrue(hasCommand(beat(x, n, report), opId), "X's answer still carries the command");
-      Thread.sleep(1000);
+      Await.until("X's completion of " + opId + " failed", () -> !warnings.at(Level.WARN,
+          m -> m.startsWith("operation " + opId + " of node " + n.id() + " not completed yet")).isEmpty());
       assertEquals("delivered", operation(opId).getString("status"), "X could not complete it: still open");
       // X dies at once: no goodbye to the cluster
       x.hazelcast().getLifecycleService().terminate();
@@ -513,12 +502,9 @@ class OperationsTest {
 
       // the agent's next heartbeat goes to Y. While the cluster takes over X's partitions it may be
       // answered 503 (not stored, nothing applied): the agent sends it again
-      long settle = System.currentTimeMillis() + 30_000;
-      HttpResponse<Buffer> r;
-      do {
-        r = http.send(HttpMethod.POST, y.coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat", n.token(), report);
-        if (r.statusCode() == 503) Thread.sleep(200);
-      } while (r.statusCode() == 503 && System.currentTimeMillis() < settle);
+      HttpResponse<Buffer> r = Await.until("Y stores the heartbeat (not 503)", 30_000,
+          () -> http.send(HttpMethod.POST, y.coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat", n.token(), report),
+          resp -> resp.statusCode() != 503);
       assertEquals(200, r.statusCode(), r.bodyAsString());
       assertTrue(hasCommand(r.bodyAsJsonObject(), opId), "Y delivers the command again to the first heartbeat it answers: " + r.bodyAsString());
       String requestId = r.getHeader("X-Request-Id");
@@ -535,13 +521,7 @@ class OperationsTest {
       assertEquals(opId, event.getJsonObject("target").getString("id"), event.encode());
       assertEquals(requestId, event.getString("request_id"), "the completion was written for the heartbeat sent to Y");
       // and Y stops sending it
-      long until = System.currentTimeMillis() + 10_000;
-      JsonObject after = beat(y, n, new JsonObject().put("public_key", newKey));
-      while (hasCommand(after, opId) && System.currentTimeMillis() < until) {
-        Thread.sleep(100);
-        after = beat(y, n, new JsonObject().put("public_key", newKey));
-      }
-      assertFalse(hasCommand(after, opId), after.encode());
+      beatUntilNoCommand(y, n, new JsonObject().put("public_key", newKey), opId);
     }
   }
 }

@@ -8,6 +8,7 @@ import io.meshplane.agent.NodeAgent;
 import io.meshplane.agent.TestAgents;
 import io.meshplane.app.Meshplane;
 import io.meshplane.http.Dashboard;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Browser;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
@@ -327,17 +328,18 @@ class DashboardBrowserTest {
   }
 
   /** The id of the node named {@code name} once the agent has enrolled it. */
-  private static String awaitNode(String name) throws InterruptedException {
-    long until = System.currentTimeMillis() + 30_000;
-    while (System.currentTimeMillis() < until) {
-      HttpResponse<Buffer> r = http.get(app.coordinatorPort(), "/v1/nodes?name_prefix=" + name, cluster.admin());
-      JsonArray items = r.bodyAsJsonObject().getJsonArray("items");
-      for (Object o : items) {
-        JsonObject n = (JsonObject) o;
-        if (name.equals(n.getString("name")) && "online".equals(n.getString("status"))) return n.getString("id");
-      }
-      Thread.sleep(200);
+  private static String awaitNode(String name) {
+    JsonArray items = Await.until(name + " enrolled and sent a heartbeat", 30_000,
+        () -> http.get(app.coordinatorPort(), "/v1/nodes?name_prefix=" + name, cluster.admin()).bodyAsJsonObject().getJsonArray("items"),
+        page -> online(page, name) != null);
+    return online(items, name);
+  }
+
+  private static String online(JsonArray items, String name) {
+    for (Object o : items) {
+      JsonObject n = (JsonObject) o;
+      if (name.equals(n.getString("name")) && "online".equals(n.getString("status"))) return n.getString("id");
     }
-    throw new AssertionError(name + " did not enroll and send a heartbeat within 30 s");
+    return null;
   }
 }

@@ -9,6 +9,7 @@ import com.hazelcast.core.HazelcastJsonValue;
 import com.hazelcast.map.IMap;
 import com.hazelcast.query.Predicates;
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.PanelSession;
@@ -206,11 +207,15 @@ class PanelApiTest {
   }
 
   @Test
-  void theActiveSessionsGaugeCountsEachSessionOnceOverTheReplicas() throws InterruptedException {
+  void theActiveSessionsGaugeCountsEachSessionOnceOverTheReplicas() {
     // the gauge is per replica (the sessions whose primary copy it holds), refreshed every 10 s: the
     // sum over both replicas is the number of sessions in the cluster's store (backups not counted)
     IMap<String, HazelcastJsonValue> store = a.hazelcast().getMap(Sessions.MAP);
-    Thread.sleep(GAUGE_REFRESH_MS); // every replica has counted since the previous test's last change
+    // every replica has counted since the previous test's last change (a refresh completed after this point)
+    long refreshedA = a.panel().sessionGaugeRefreshes();
+    long refreshedB = b.panel().sessionGaugeRefreshes();
+    Await.until("a sessions gauge refresh on each replica", 2 * GAUGE_REFRESH_MS,
+        () -> a.panel().sessionGaugeRefreshes() > refreshedA && b.panel().sessionGaugeRefreshes() > refreshedB);
     int stored = store.size();
     awaitTotal(SESSIONS_ACTIVE, stored, "before: every session once");
     PanelSession s = PanelSession.signIn(http, a.panelPort(), "root");
@@ -417,13 +422,11 @@ class PanelApiTest {
     assertEquals(200, http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat", n.token(), Nodes.beat(1))
         .statusCode());
     PanelSession viewer = PanelSession.signIn(http, b.panelPort(), "ovi");
-    long deadline = System.currentTimeMillis() + 10_000;
-    JsonObject o;
-    do {
+    JsonObject o = Await.until("the overview counts the online node", 10_000, () -> {
       HttpResponse<Buffer> r = viewer.get(b.panelPort(), "/api/v1/overview");
       assertEquals(200, r.statusCode(), r.bodyAsString());
-      o = r.bodyAsJsonObject();
-    } while (o.getJsonObject("nodes").getLong("online") < 1 && System.currentTimeMillis() < deadline && pause());
+      return r.bodyAsJsonObject();
+    }, overview -> overview.getJsonObject("nodes").getLong("online") >= 1);
     assertEquals(new JsonObject().put("total", 2L).put("online", 1L).put("stale", 0L).put("pending", 1L), o.getJsonObject("nodes"));
     assertEquals(0L, o.getLong("operations_in_flight"));
     assertEquals(0, o.getInteger("policy_drift"));
@@ -445,24 +448,9 @@ class PanelApiTest {
     return metric(a, series) + metric(b, series);
   }
 
-  private static void awaitTotal(String series, double expected, String what) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 2 * GAUGE_REFRESH_MS;
-    double seen = total(series);
-    while (seen != expected && System.currentTimeMillis() < deadline) {
-      Thread.sleep(250);
-      seen = total(series);
-    }
-    assertEquals(expected, seen, what + ": " + series + " summed over the replicas");
-  }
-
-  /** A person's pace between polls (the session's rate limit is 20/s). */
-  private static boolean pause() {
-    try {
-      Thread.sleep(200);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    return true;
+  private static void awaitTotal(String series, double expected, String what) {
+    Await.until(what + ": " + series + " summed over the replicas is " + expected, 2 * GAUGE_REFRESH_MS, () -> total(series),
+        seen -> seen == expected);
   }
 
   private static JsonObject scope(String surface) {

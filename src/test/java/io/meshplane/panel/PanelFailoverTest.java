@@ -31,7 +31,7 @@ class PanelFailoverTest {
       // in use for longer than the idle timeout: each is written again along the way
       for (int round = 0; round < 7; round++) {
         for (PanelSession s : sessions) assertEquals(200, s.get(a.panelPort(), "/api/v1/session").statusCode());
-        Thread.sleep(1000);
+        Thread.sleep(1000); // not synchronisation: the sessions are in use for longer (7 s) than their idle timeout (4 s)
       }
       int held = b.hazelcast().getMap(Sessions.MAP).localKeySet().size();
       // abrupt: no migration, no goodbye

@@ -61,7 +61,7 @@ class PanelLimitsTest {
     String cookie = s.cookie();
     assertTrue(cookie.startsWith("meshplane_session="), "no __Host- prefix without Secure: " + cookie);
     assertEquals(200, s.get(app.panelPort(), "/api/v1/session").statusCode());
-    Thread.sleep(3000);
+    Thread.sleep(3000); // not synchronisation: the session stays unused past its idle timeout (2 s); any poll would use it
     assertEquals(401, s.get(app.panelPort(), "/api/v1/session").statusCode());
   }
 
@@ -72,7 +72,7 @@ class PanelLimitsTest {
     long start = System.currentTimeMillis();
     int status = 200;
     while (status == 200 && System.currentTimeMillis() - start < 10_000) {
-      Thread.sleep(1000);
+      Thread.sleep(1000); // not synchronisation: a person's pace of use, within the idle timeout (2 s) and the rate (2/s)
       status = s.get(app.panelPort(), "/api/v1/session").statusCode();
     }
     long lived = System.currentTimeMillis() - start;

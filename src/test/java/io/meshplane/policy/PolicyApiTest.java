@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
+import io.meshplane.testing.Metrics;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
 import io.vertx.core.Future;
@@ -309,13 +311,7 @@ class PolicyApiTest {
     long acl = first.getJsonObject("acl").getLong("version");
     // the agent never applies the new rules: it keeps acknowledging version 0 (always the same replica)
     for (int i = 0; i < 5; i++) beat(a, web, 0, 0);
-    long deadline = System.currentTimeMillis() + 10_000;
-    JsonArray events;
-    do {
-      Thread.sleep(100);
-      events = http.get(b.coordinatorPort(), "/v1/events?type=node.policy_drift&node_id=" + web.id(), admin).bodyAsJsonObject()
-          .getJsonArray("items");
-    } while (events.isEmpty() && System.currentTimeMillis() < deadline);
+    JsonArray events = awaitDriftEvents(web, 1);
     assertEquals(1, events.size(), events.encode());
     JsonObject record = http.get(a.coordinatorPort(), "/v1/nodes/" + web.id(), admin).bodyAsJsonObject();
     JsonObject sync = record.getJsonObject("policy_sync");
@@ -331,13 +327,14 @@ class PolicyApiTest {
     assertEquals(0, awaitDriftGauge(0), "the drift ended on every replica");
     // a later drift of the same node is a new event (the claim was lifted)
     for (int i = 0; i < 5; i++) beat(a, web, 0, 0);
-    deadline = System.currentTimeMillis() + 10_000;
-    do {
-      Thread.sleep(100);
-      events = http.get(b.coordinatorPort(), "/v1/events?type=node.policy_drift&node_id=" + web.id(), admin).bodyAsJsonObject()
-          .getJsonArray("items");
-    } while (events.size() < 2 && System.currentTimeMillis() < deadline);
+    events = awaitDriftEvents(web, 2);
     assertEquals(2, events.size(), events.encode());
+  }
+
+  private static JsonArray awaitDriftEvents(Nodes.Enrolled n, int atLeast) {
+    return Await.until(atLeast + " policy drift events of " + n.name(), 10_000,
+        () -> http.get(b.coordinatorPort(), "/v1/events?type=node.policy_drift&node_id=" + n.id(), admin).bodyAsJsonObject()
+            .getJsonArray("items"), events -> events.size() >= atLeast);
   }
 
   /**
@@ -389,49 +386,30 @@ class PolicyApiTest {
   }
 
   /** The row's "acknowledged_peers/acknowledged_acl/acknowledged_at" once it equals {@code want} (within 10 s), else its last value. */
-  private static String awaitStored(Nodes.Enrolled n, String want) throws Exception {
-    long deadline = System.currentTimeMillis() + 10_000;
-    String stored;
-    do {
+  private static String awaitStored(Nodes.Enrolled n, String want) {
+    return Await.until("the row acknowledges " + want, 10_000, () -> {
       try (var conn = cluster.db().connect(); var st = conn.createStatement();
            var rs = st.executeQuery("SELECT acknowledged_peers, acknowledged_acl, acknowledged_at FROM nodes WHERE id = '" + n.id() + "'")) {
         rs.next();
-        stored = rs.getLong(1) + "/" + rs.getLong(2) + "/" + (rs.getTimestamp(3) == null ? null : rs.getTimestamp(3).toInstant());
+        return rs.getLong(1) + "/" + rs.getLong(2) + "/" + (rs.getTimestamp(3) == null ? null : rs.getTimestamp(3).toInstant());
       }
-      if (want.equals(stored)) return stored;
-      Thread.sleep(50);
-    } while (System.currentTimeMillis() < deadline);
-    return stored;
+    }, want::equals);
   }
 
   /** The node record's policy_sync.acknowledged_at on {@code via} once it equals {@code want} (the heartbeat's write is visible at once; within 5 s), else its last value. */
-  private static String awaitAcknowledgedAt(Meshplane via, Nodes.Enrolled n, String want) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 5_000;
-    String at;
-    do {
-      at = http.get(via.coordinatorPort(), "/v1/nodes/" + n.id(), admin).bodyAsJsonObject().getJsonObject("policy_sync")
-          .getString("acknowledged_at");
-      if (want.equals(at)) return at;
-      Thread.sleep(50);
-    } while (System.currentTimeMillis() < deadline);
-    return at;
+  private static String awaitAcknowledgedAt(Meshplane via, Nodes.Enrolled n, String want) {
+    return Await.until("acknowledged_at " + want + " on " + via.coordinatorPort(), 5_000,
+        () -> http.get(via.coordinatorPort(), "/v1/nodes/" + n.id(), admin).bodyAsJsonObject().getJsonObject("policy_sync")
+            .getString("acknowledged_at"), want::equals);
   }
 
   /** The sum of mesh_node_policy_drift over both replicas once it equals {@code want} (each refreshes every 5 s), or the last sum after 15 s. */
-  private long awaitDriftGauge(long want) throws InterruptedException {
-    long deadline = System.currentTimeMillis() + 15_000;
-    long sum;
-    do {
-      sum = 0;
-      for (Meshplane m : List.of(a, b)) {
-        for (String line : http.get(m.coordinatorPort(), "/metrics").bodyAsString().split("\n")) {
-          if (line.startsWith("mesh_node_policy_drift ")) sum += (long) Double.parseDouble(line.substring(line.indexOf(' ') + 1));
-        }
-      }
-      if (sum == want) return sum;
-      Thread.sleep(250);
-    } while (System.currentTimeMillis() < deadline);
-    return sum;
+  private long awaitDriftGauge(long want) {
+    return Await.until("mesh_node_policy_drift summed over the replicas is " + want, 15_000, () -> {
+      long sum = 0;
+      for (Meshplane m : List.of(a, b)) sum += (long) Metrics.value(http, m.coordinatorPort(), "mesh_node_policy_drift");
+      return sum;
+    }, sum -> sum == want);
   }
 
   @Test

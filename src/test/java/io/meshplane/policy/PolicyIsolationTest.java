@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.access.Surface;
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
@@ -87,7 +88,7 @@ class PolicyIsolationTest {
     try {
       // two previews of the loud team's monitoring token, held on two of replica a's three policy workers
       List<Future<HttpResponse<Buffer>>> mine = List.of(preview(a, monitor), preview(a, monitor));
-      awaitFact(() -> held.get() == 2, "both evaluations are running (held)");
+      Await.until("both evaluations are running (held)", 30_000, () -> held.get() == 2);
 
       // its third at once is refused, told when to retry: one caller's share is bounded
       HttpResponse<Buffer> third = Http.await(preview(a, monitor), 30);
@@ -121,7 +122,7 @@ class PolicyIsolationTest {
 
       // the pool's bound in all: 2 held + 2 of another team (one held, one queued) fill policy.max_evaluations (4); the fifth is refused
       List<Future<HttpResponse<Buffer>>> queued = List.of(preview(a, admin, "busy"), preview(a, admin, "busy"));
-      awaitFact(() -> metric(a, "mesh_work_in_flight{pool=\"policy\"}") == 4, "four evaluations in flight");
+      Await.until("four evaluations in flight", 30_000, () -> metric(a, "mesh_work_in_flight{pool=\"policy\"}") == 4);
       HttpResponse<Buffer> fifth = Http.await(preview(a, calmMonitor, "calm"), 30);
       assertEquals(503, fifth.statusCode(), fifth.bodyAsString());
       assertEquals("busy", fifth.bodyAsJsonObject().getString("code"));
@@ -145,7 +146,7 @@ class PolicyIsolationTest {
       long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(DEADLINE_MS + 500);
       while (System.nanoTime() < until) {
         try {
-          Thread.sleep(50); // the held work itself: it outlives its deadline
+          Thread.sleep(50); // not synchronisation: the held work itself, busy past its deadline
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           return;
@@ -160,7 +161,7 @@ class PolicyIsolationTest {
     assertEquals(503, r.statusCode(), r.bodyAsString());
     assertEquals("deadline_exceeded", r.bodyAsJsonObject().getString("code"));
     assertTrue(Integer.parseInt(r.getHeader("Retry-After")) > 0);
-    awaitFact(() -> metric(b, "mesh_work_deadline_exceeded_total{pool=\"policy\"}") >= 1, "the deadline is counted");
+    Await.until("the deadline is counted", 30_000, () -> metric(b, "mesh_work_deadline_exceeded_total{pool=\"policy\"}") >= 1);
   }
 
   /**
@@ -238,11 +239,4 @@ class PolicyIsolationTest {
     return -1;
   }
 
-  static void awaitFact(java.util.function.BooleanSupplier fact, String what) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!fact.getAsBoolean()) {
-      assertTrue(System.nanoTime() < deadline, "timed out waiting until " + what);
-      Thread.sleep(20);
-    }
-  }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.app.Meshplane;
 import io.meshplane.testing.Http;
+import io.meshplane.testing.Metrics;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
 import io.vertx.core.buffer.Buffer;
@@ -68,7 +69,9 @@ class PolicyRestartTest {
         .statusCode());
     beat(first, a, 0, 0);
     beat(first, b, 0, 0);
-    Thread.sleep(1000); // both first heartbeats flushed and applied: a and b are online for each other
+    // both first heartbeats flushed (a whole flush after them) and applied: a and b are online for each other
+    Metrics.awaitFlushes(http, 2, first.coordinatorPort());
+    cluster.awaitChangesApplied();
     JsonObject held = beat(first, a, 0, 0);
     long peers = held.getJsonObject("peers").getLong("version");
     long acl = held.getJsonObject("acl").getLong("version");

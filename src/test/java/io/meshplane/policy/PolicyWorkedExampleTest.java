@@ -6,7 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.app.Meshplane;
+import io.meshplane.testing.Await;
 import io.meshplane.testing.Http;
+import io.meshplane.testing.Metrics;
 import io.meshplane.testing.Nodes;
 import io.meshplane.testing.TestCluster;
 import io.vertx.core.buffer.Buffer;
@@ -219,11 +221,8 @@ class PolicyWorkedExampleTest {
     Map<String, long[]> before = copy(known);
     beatWith("db-2", new JsonObject().put("endpoints", new JsonArray().add("203.0.113.9:41641")), a);
     // the write-behind flushes it (100 ms), the change log carries it to both replicas
-    long deadline = System.currentTimeMillis() + 10_000;
-    JsonObject peers;
-    do {
-      peers = beat("web-1", known.get("web-1"), b).getJsonObject("peers");
-    } while (peers.getBoolean("unchanged", false) && System.currentTimeMillis() < deadline);
+    JsonObject peers = Await.until("web-1's answer carries the change", 10_000,
+        () -> beat("web-1", known.get("web-1"), b).getJsonObject("peers"), p -> !p.getBoolean("unchanged", false));
     assertEquals(List.of(nodes.get("db-2").id()), ids(peers.getJsonArray("changed")), peers.encode());
     assertEquals(new JsonArray().add("203.0.113.9:41641"), peers.getJsonArray("changed").getJsonObject(0).getJsonArray("endpoints"));
     assertTrue(peers.encode().length() < 1024, "a delta is sized by the change: " + peers.encode().length());
@@ -307,16 +306,11 @@ class PolicyWorkedExampleTest {
 
   /** Beats until every agent is answered unchanged (pending live changes, such as first heartbeats, have reached everyone). */
   static void settle() {
-    // quiet three times in a row, each round after a write-behind flush (100 ms) and the feeds' poll had time
-    // to run: twice (0.8 s) was once too short in CI, where a first heartbeat's flush came later and db-1's
-    // peers had not yet heard it online
+    // quiet three times in a row, each round after a whole write-behind flush on both replicas (what the
+    // previous round's heartbeats changed is in the change log) and both models applied the log
     int quietRounds = 0;
     for (int round = 0; round < 50; round++) {
-      try {
-        Thread.sleep(400);
-      } catch (InterruptedException e) {
-        throw new RuntimeException(e);
-      }
+      Metrics.awaitFlushes(http, 2, a.coordinatorPort(), b.coordinatorPort());
       boolean quiet = true;
       for (JsonObject answer : syncAll().values()) {
         quiet &= answer.getJsonObject("peers").getBoolean("unchanged", false) && answer.getJsonObject("acl").getBoolean("unchanged", false);
@@ -351,15 +345,7 @@ class PolicyWorkedExampleTest {
   }
 
   static void awaitModels() {
-    long target = Math.max(a.changes().position(), b.changes().position());
-    long deadline = System.currentTimeMillis() + 10_000;
-    while ((a.changes().position() < target || b.changes().position() < target) && System.currentTimeMillis() < deadline) {
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException e) {
-        throw new RuntimeException(e);
-      }
-    }
+    cluster.awaitChangesApplied();
   }
 
   static void assertPeers(Map<String, JsonObject> answers, String node, String... peers) {

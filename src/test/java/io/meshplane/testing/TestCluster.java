@@ -83,6 +83,26 @@ public final class TestCluster implements AutoCloseable {
     return admin;
   }
 
+  /**
+   * Waits until every started replica has applied the change log up to the last committed change (the
+   * clock in PostgreSQL): their boards and models hold everything written so far. Returns that seq.
+   * (Every replica started through this fixture is waited on: not for use after closing one.)
+   */
+  public long awaitChangesApplied() {
+    long clock;
+    try (java.sql.Connection c = db.connect(); java.sql.Statement st = c.createStatement();
+         java.sql.ResultSet rs = st.executeQuery("SELECT seq FROM mesh_clock")) {
+      rs.next();
+      clock = rs.getLong(1);
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
+    }
+    for (Meshplane m : started) {
+      if (m != null) Await.until("replica " + m.coordinatorPort() + " applied change " + clock, () -> m.changes().position(), p -> p >= clock);
+    }
+    return clock;
+  }
+
   public Http http() {
     return http;
   }
