@@ -1,5 +1,6 @@
 package io.meshplane.app;
 
+import io.meshplane.common.MigrationChecksums;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.pgclient.PgBuilder;
@@ -213,8 +214,21 @@ public final class Database implements AutoCloseable {
     return opts.setPipeliningLimit(256).setCachePreparedStatements(true);
   }
 
-  /** Applies the Flyway migrations in {@code db/migration}. Blocking; safe when replicas start together (Flyway locks). */
+  /**
+   * Applies the Flyway migrations in {@code db/migration}. Blocking; safe when replicas start together
+   * (Flyway locks). First records the new checksums of migrations whose comments were reworded after
+   * they shipped ({@link MigrationChecksums}), so a database migrated with their old text validates.
+   */
   public MigrateResult migrate() {
+    int realigned;
+    try (Connection c = jdbc()) {
+      realigned = MigrationChecksums.realign(c, "flyway_schema_history");
+    } catch (SQLException e) {
+      throw new IllegalStateException("cannot read the schema history: " + e.getMessage(), e);
+    }
+    if (realigned > 0) {
+      LOG.info("schema history: {} checksums realigned to migrations whose comments were reworded (the SQL is unchanged)", realigned);
+    }
     MigrateResult result = Flyway.configure()
         .dataSource(jdbcUrl, connectOptions.getUser(), connectOptions.getPassword())
         .locations("classpath:db/migration")
