@@ -313,8 +313,10 @@ public final class Database implements AutoCloseable {
         .setConnectionTimeout(5)
         .setIdleTimeout(60);
     // A dead database must fail requests fast (503), not hang them.
-    NetClientOptions net = new NetClientOptions().setConnectTimeout(3000).setTcpKeepAlive(true);
-    return PgBuilder.pool().with(poolOptions).with(net).connectingTo(connectOptions).using(vertx).build();
+    NetClientOptions net = new NetClientOptions().setConnectTimeout(3000).setTcpKeepAlive(true).setMetricsName("postgres");
+    PgConnectOptions opts = new PgConnectOptions(connectOptions);
+    opts.setMetricsName("postgres");
+    return PgBuilder.pool().with(poolOptions).with(net).connectingTo(opts).using(vertx).build();
   }
 
   /**
@@ -332,7 +334,8 @@ public final class Database implements AutoCloseable {
         .setIdleTimeout(60)
         .setName("meshplane-reads");
     PgConnectOptions opts = new PgConnectOptions(connectOptions).addProperty("statement_timeout", Long.toString(timeout.toMillis()));
-    NetClientOptions net = new NetClientOptions().setConnectTimeout(3000).setTcpKeepAlive(true);
+    opts.setMetricsName("postgres-reads"); // its meters apart from the main pool's (Observability's labels)
+    NetClientOptions net = new NetClientOptions().setConnectTimeout(3000).setTcpKeepAlive(true).setMetricsName("postgres-reads");
     return PgBuilder.pool().with(poolOptions).with(net).connectingTo(opts).using(vertx).build();
   }
 
