@@ -1,4 +1,4 @@
--- Scoped tokens (SPEC §3). The JWT itself is never stored: only its metadata. An agent token
+-- Scoped tokens (docs/API.md §3, §5). The JWT itself is never stored: only its metadata. An agent token
 -- (surface 'agent') belongs to one node (node_id) and is issued at enrollment.
 CREATE TABLE tokens (
   id           text PRIMARY KEY,
@@ -21,7 +21,7 @@ CREATE INDEX tokens_scope_id ON tokens (team, environment, id);
 -- Start-up load of the tokens that must be denied before their expiry.
 CREATE INDEX tokens_denied ON tokens (expires_at) WHERE revoked_at IS NOT NULL OR retire_at IS NOT NULL;
 
--- Audit trail (SPEC §6): append-only, newest first.
+-- Audit trail (docs/API.md §7): append-only, newest first.
 CREATE TABLE audit_events (
   id           text PRIMARY KEY,
   at           timestamptz NOT NULL,

@@ -1,4 +1,4 @@
--- Nodes (SPEC §4). The record is written at enrollment and by node operations; the live fields
+-- Nodes (docs/API.md §8). The record is written at enrollment and by node operations; the live fields
 -- (endpoints, reported relay and routes, telemetry, heartbeat_at) are written by the write-behind
 -- flusher, at most once per node per flush interval, from the cluster's live map.
 CREATE SEQUENCE node_address_seq MINVALUE 1 START 1;

@@ -1,4 +1,4 @@
--- ACL policy, peer sets and the change log they are computed from (SPEC §4, §5).
+-- ACL policy, peer sets and the change log they are computed from (docs/API.md §10, §11).
 --
 -- mesh_changes is the ordered log of every change that shapes what nodes are told in heartbeat
 -- answers: enrollments, deletions, re-tags, policy versions, and the live changes a write-behind flush

@@ -1,4 +1,4 @@
--- Node operations, ingress assignments and bound services (SPEC §4, §5).
+-- Node operations, ingress assignments and bound services (docs/API.md §9).
 --
 -- An operation (rekey, move_relay, drain_ingress) is durable here from the moment it is accepted (202):
 -- pending -> delivered (sent as a command in a heartbeat answer) -> succeeded | failed, or expired after

@@ -1,4 +1,4 @@
--- Panel users (SPEC §7): people who sign in to the web panel. The password is stored only as an
+-- Panel users (docs/API.md §17): people who sign in to the web panel. The password is stored only as an
 -- argon2id hash in PHC form ($argon2id$v=19$m=…,t=…,p=…$salt$hash); sessions live in the cluster
 -- (Hazelcast), not here.
 CREATE TABLE users (

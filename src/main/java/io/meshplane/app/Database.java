@@ -1,5 +1,6 @@
 package io.meshplane.app;
 
+import io.meshplane.common.MigrationChecksums;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.NetClientOptions;
 import io.vertx.pgclient.PgBuilder;
@@ -213,8 +214,21 @@ public final class Database implements AutoCloseable {
     return opts.setPipeliningLimit(256).setCachePreparedStatements(true);
   }
 
-  /** Applies the Flyway migrations in {@code db/migration}. Blocking; safe when replicas start together (Flyway locks). */
+  /**
+   * Applies the Flyway migrations in {@code db/migration}. Blocking; safe when replicas start together
+   * (Flyway locks). First records the new checksums of migrations whose comments were reworded after
+   * they shipped ({@link MigrationChecksums}), so a database migrated with their old text validates.
+   */
   public MigrateResult migrate() {
+    int realigned;
+    try (Connection c = jdbc()) {
+      realigned = MigrationChecksums.realign(c, "flyway_schema_history");
+    } catch (SQLException e) {
+      throw new IllegalStateException("cannot read the schema history: " + e.getMessage(), e);
+    }
+    if (realigned > 0) {
+      LOG.info("schema history: {} checksums realigned to migrations whose comments were reworded (the SQL is unchanged)", realigned);
+    }
     MigrateResult result = Flyway.configure()
         .dataSource(jdbcUrl, connectOptions.getUser(), connectOptions.getPassword())
         .locations("classpath:db/migration")
@@ -299,8 +313,10 @@ public final class Database implements AutoCloseable {
         .setConnectionTimeout(5)
         .setIdleTimeout(60);
     // A dead database must fail requests fast (503), not hang them.
-    NetClientOptions net = new NetClientOptions().setConnectTimeout(3000).setTcpKeepAlive(true);
-    return PgBuilder.pool().with(poolOptions).with(net).connectingTo(connectOptions).using(vertx).build();
+    NetClientOptions net = new NetClientOptions().setConnectTimeout(3000).setTcpKeepAlive(true).setMetricsName("postgres");
+    PgConnectOptions opts = new PgConnectOptions(connectOptions);
+    opts.setMetricsName("postgres");
+    return PgBuilder.pool().with(poolOptions).with(net).connectingTo(opts).using(vertx).build();
   }
 
   /**
@@ -318,7 +334,8 @@ public final class Database implements AutoCloseable {
         .setIdleTimeout(60)
         .setName("meshplane-reads");
     PgConnectOptions opts = new PgConnectOptions(connectOptions).addProperty("statement_timeout", Long.toString(timeout.toMillis()));
-    NetClientOptions net = new NetClientOptions().setConnectTimeout(3000).setTcpKeepAlive(true);
+    opts.setMetricsName("postgres-reads"); // its meters apart from the main pool's (Observability's labels)
+    NetClientOptions net = new NetClientOptions().setConnectTimeout(3000).setTcpKeepAlive(true).setMetricsName("postgres-reads");
     return PgBuilder.pool().with(poolOptions).with(net).connectingTo(opts).using(vertx).build();
   }
 

@@ -7,6 +7,7 @@ import io.meshplane.access.Permission;
 import io.meshplane.common.Fields;
 import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
+import io.meshplane.http.Query;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.http.Pages;
@@ -25,7 +26,7 @@ final class AuditRoutes {
   private AuditRoutes() {}
 
   public static void mount(Api api, AuditLog audit, Cursors cursors) {
-    api.route(GET, "/audit", Permission.AUDIT_READ, "audit.read", null, (ctx, caller) -> list(ctx, caller, audit, cursors));
+    api.route(GET, "/audit", Permission.AUDIT_READ, "audit.read", null, Query.paged("actor_id", "action", "since"), (ctx, caller) -> list(ctx, caller, audit, cursors));
   }
 
   private static Future<Void> list(RoutingContext ctx, Caller caller, AuditLog audit, Cursors cursors) {

@@ -14,6 +14,7 @@ import io.meshplane.common.Ids;
 import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
 import io.meshplane.common.Times;
+import io.meshplane.http.Query;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.http.JsonBodies;
@@ -43,7 +44,7 @@ final class TokenRoutes {
           return null;
         }));
 
-    api.route(GET, "/auth/tokens", Permission.TOKENS_READ, "token.list", null, (ctx, caller) -> {
+    api.route(GET, "/auth/tokens", Permission.TOKENS_READ, "token.list", null, Query.paged("include_revoked"), (ctx, caller) -> {
       Page page = Pages.from(ctx, cursors, "tokens");
       boolean includeRevoked = Params.flag(ctx, "include_revoked");
       return tokens.list(caller, includeRevoked, page).map(body -> {

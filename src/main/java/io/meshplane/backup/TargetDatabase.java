@@ -1,5 +1,6 @@
 package io.meshplane.backup;
 
+import io.meshplane.common.MigrationChecksums;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -138,6 +139,8 @@ final class TargetDatabase {
       List<String> migrated = history(st);
       st.execute("TRUNCATE " + schema.tables().stream().map(schema::qualifiedTable).collect(Collectors.joining(", ")));
       DataScript.Summary loaded = DataScript.load(data, schema, c);
+      // a snapshot of a database migrated before some comments were reworded carries their old checksums
+      MigrationChecksums.realign(c, "public." + HISTORY);
       List<String> restored = history(st);
       if (!restored.equals(migrated)) {
         throw new Refused("the dump's schema history is not the one this jar's migrations up to version " + manifest.schemaVersion()

@@ -6,6 +6,7 @@ import io.meshplane.access.Permission;
 import io.meshplane.common.Fields;
 import io.meshplane.common.Ids;
 import io.meshplane.common.Page;
+import io.meshplane.http.Query;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.http.Pages;
@@ -20,7 +21,7 @@ final class EventRoutes {
   private EventRoutes() {}
 
   static void mount(Api api, EventService events, Cursors cursors) {
-    api.route(GET, "/events", Permission.EVENTS_READ, "event.list", null, (ctx, caller) -> {
+    api.route(GET, "/events", Permission.EVENTS_READ, "event.list", null, Query.paged("since", "type", "node_id"), (ctx, caller) -> {
       Page page = Pages.from(ctx, cursors, "events");
       Fields f = new Fields();
       String sinceRaw = ctx.request().getParam("since");

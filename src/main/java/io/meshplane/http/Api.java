@@ -39,10 +39,10 @@ public final class Api {
   /**
    * What a route requires: {@code permission} null means "any authenticated caller" (whoami, the
    * panel's own session), and {@code open} a route without a credential at all (the panel's login).
-   * {@code path} is the full path.
+   * {@code path} is the full path; {@code query} the query parameters it takes (any other is a 400).
    */
   public record Declared(String api, HttpMethod method, String path, Permission permission, String action, String targetType,
-      boolean open) {}
+      boolean open, Query query) {}
 
   private final Router router;
   private final String name;
@@ -74,8 +74,14 @@ public final class Api {
    * @param targetType the audit target type of the {@code {id}} path parameter, or null
    */
   public void route(HttpMethod method, String path, Permission permission, String action, String targetType, Handler handler) {
+    route(method, path, permission, action, targetType, Query.NONE, handler);
+  }
+
+  /** A route that takes the query parameters {@code query} (and no other: 400 naming each unknown one). */
+  public void route(HttpMethod method, String path, Permission permission, String action, String targetType, Query query,
+      Handler handler) {
     if (permission == null) throw new IllegalArgumentException(method + " " + path + " must declare a permission");
-    add(new Declared(name, method, prefix + path, permission, action, targetType, false), handler);
+    add(new Declared(name, method, prefix + path, permission, action, targetType, false, query), handler);
   }
 
   /**
@@ -83,7 +89,7 @@ public final class Api {
    * own session (read it, log out).
    */
   public void anyCaller(HttpMethod method, String path, String action, Handler handler) {
-    add(new Declared(name, method, prefix + path, null, action, null, false), handler);
+    add(new Declared(name, method, prefix + path, null, action, null, false, Query.NONE), handler);
   }
 
   /**
@@ -92,10 +98,11 @@ public final class Api {
    * route, so the permission matrix lists it.
    */
   public void open(HttpMethod method, String path, String action, Handler handler) {
-    Declared d = new Declared(name, method, prefix + path, null, action, null, true);
+    Declared d = new Declared(name, method, prefix + path, null, action, null, true, Query.NONE);
     declared.add(d);
     mounted.add(router.route(d.method(), routePath(d)).handler(ctx -> {
       try {
+        d.query().check(ctx);
         handler.handle(ctx, null).onFailure(ctx::fail);
       } catch (RuntimeException e) {
         ctx.fail(e);
@@ -113,6 +120,12 @@ public final class Api {
   }
 
   private void guard(RoutingContext ctx, Declared d, Handler handler) {
+    try {
+      d.query().check(ctx); // the request's shape, like the target's own checks: before any credential is looked at
+    } catch (Refusal r) {
+      ctx.fail(r);
+      return;
+    }
     Future<Caller> authenticated;
     try {
       authenticated = authenticator.authenticate(ctx.request());

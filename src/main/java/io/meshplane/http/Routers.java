@@ -8,6 +8,7 @@ import io.meshplane.observe.Readiness;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.Route;
@@ -45,7 +46,10 @@ public final class Routers {
 
   /** Serves the OpenAPI document at {@code path}, without authentication (it describes the API, it holds no data). */
   static void openApi(Router router, String path, Buffer document) {
-    router.get(path).handler(ctx -> ctx.response().putHeader("Content-Type", "application/yaml").end(document));
+    router.get(path).handler(ctx -> {
+      Query.NONE.check(ctx);
+      ctx.response().putHeader("Content-Type", "application/yaml").end(document);
+    });
   }
 
   /** A router, the API mounted on it, and the routes under its prefix that the API did not mount. */
@@ -102,8 +106,8 @@ public final class Routers {
     router.route().handler(BodyHandler.create(false).setBodyLimit(BODY_LIMIT));
     router.route().handler(JsonBodies::parse);
 
-    router.get("/healthz").handler(ctx -> Responses.ok(ctx, UP));
-    router.get("/readyz").handler(ctx -> {
+    probe(router, "/healthz").handler(ctx -> Responses.ok(ctx, UP));
+    probe(router, "/readyz").handler(ctx -> {
       Set<String> exclude;
       try {
         exclude = excluded(ctx.request().getParam("exclude"), readiness.names());
@@ -120,7 +124,7 @@ public final class Routers {
         Responses.json(ctx, "UP".equals(result.getString("status")) ? 200 : 503, result);
       });
     });
-    router.get("/metrics").handler(PrometheusScrapingHandler.create(observability.registry()));
+    probe(router, "/metrics").handler(PrometheusScrapingHandler.create(observability.registry()));
 
     FailureHandler failures = new FailureHandler();
     router.route().failureHandler(failures);
@@ -128,6 +132,14 @@ public final class Routers {
       router.errorHandler(status, failures);
     }
     return router;
+  }
+
+  /**
+   * A probe answers {@code HEAD} like {@code GET} (same status and headers, no body: the HTTP server
+   * drops the body of an answer to HEAD), for load balancers and uptime checkers that probe with HEAD.
+   */
+  private static Route probe(Router router, String path) {
+    return router.route(path).method(HttpMethod.GET).method(HttpMethod.HEAD);
   }
 
   /** {@code exclude=a,b}: names of registered checks, else 400 naming the parameter. */

@@ -12,6 +12,7 @@ import io.meshplane.common.Fields;
 import io.meshplane.common.Ids;
 import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
+import io.meshplane.http.Query;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.http.JsonBodies;
@@ -40,7 +41,8 @@ final class NodeRoutes {
           Responses.json(ctx, 201, body);
           return null;
         }));
-    api.route(GET, "/nodes", Permission.NODES_READ, "node.list", null, (ctx, caller) -> {
+    api.route(GET, "/nodes", Permission.NODES_READ, "node.list", null,
+        Query.paged("status", "tag", "name_prefix", "agent_version"), (ctx, caller) -> {
       Page page = Pages.from(ctx, cursors, "nodes");
       return nodes.list(caller, parseQuery(ctx), page).map(body -> {
         Responses.ok(ctx, body);

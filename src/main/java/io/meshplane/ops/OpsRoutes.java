@@ -9,6 +9,7 @@ import io.meshplane.common.Fields;
 import io.meshplane.common.Ids;
 import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
+import io.meshplane.http.Query;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.http.JsonBodies;
@@ -67,7 +68,7 @@ final class OpsRoutes {
       if (!NodeFormats.name(name)) throw Refusal.notFound("node " + id + " has no ingress named " + name);
       return accepted(api, ctx, ops.drain(caller, Api.request(ctx), id, name));
     });
-    api.route(GET, "/nodes/{id}/operations", Permission.NODES_READ, "operation.list", "node", (ctx, caller) -> {
+    api.route(GET, "/nodes/{id}/operations", Permission.NODES_READ, "operation.list", "node", Query.paged("status"), (ctx, caller) -> {
       String id = Params.pathId(ctx, "nd", "node");
       String status = ctx.request().getParam("status");
       if (status != null && !OpsService.STATUSES.contains(status)) {

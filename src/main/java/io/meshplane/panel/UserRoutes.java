@@ -10,6 +10,7 @@ import io.meshplane.access.Role;
 import io.meshplane.common.Fields;
 import io.meshplane.common.Ids;
 import io.meshplane.common.Refusal;
+import io.meshplane.http.Query;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.http.JsonBodies;
@@ -30,7 +31,7 @@ final class UserRoutes {
   private UserRoutes() {}
 
   static void mount(Api api, UserService users, Cursors cursors) {
-    api.route(GET, "/users", Permission.USERS_MANAGE, "user.list", null, (ctx, caller) ->
+    api.route(GET, "/users", Permission.USERS_MANAGE, "user.list", null, Query.paged(), (ctx, caller) ->
         users.list(caller, Pages.from(ctx, cursors, "users")).map(body -> {
           Responses.ok(ctx, body);
           return null;

@@ -10,6 +10,7 @@ import io.meshplane.access.Permission;
 import io.meshplane.common.Fields;
 import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
+import io.meshplane.http.Query;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.http.JsonBodies;
@@ -21,6 +22,9 @@ import io.vertx.ext.web.RoutingContext;
 
 /** {@code /acl} under an API (API.md §10): the policy, its versions, restore and preview. Parsing here, rules in {@link PolicyService}. */
 final class PolicyRoutes {
+  /** Which policy: {@code ?team=&environment=} ({@link #scope}). */
+  private static final Query SCOPE = Query.of("team", "environment");
+
   private PolicyRoutes() {}
 
   static void mount(Api api, PolicyService policies, Cursors cursors) {
@@ -33,14 +37,14 @@ final class PolicyRoutes {
         return null;
       });
     });
-    api.route(GET, "/acl", Permission.ACL_READ, "acl.read", null, (ctx, caller) ->
+    api.route(GET, "/acl", Permission.ACL_READ, "acl.read", null, SCOPE, (ctx, caller) ->
         policies.get(caller, scope(ctx, caller)).map(body -> respond(ctx, body)));
-    api.route(PUT, "/acl", Permission.ACL_WRITE, "acl.update", "acl", (ctx, caller) -> {
+    api.route(PUT, "/acl", Permission.ACL_WRITE, "acl.update", "acl", SCOPE, (ctx, caller) -> {
       PolicyService.Scope scope = scope(ctx, caller);
       Long ifMatch = ifMatch(ctx);
       return policies.put(caller, Api.request(ctx), scope, JsonBodies.required(ctx), ifMatch).map(body -> respond(ctx, body));
     });
-    api.route(GET, "/acl/versions", Permission.ACL_READ, "acl.read", null, (ctx, caller) -> {
+    api.route(GET, "/acl/versions", Permission.ACL_READ, "acl.read", null, Query.paged("team", "environment"), (ctx, caller) -> {
       PolicyService.Scope scope = scope(ctx, caller);
       Page page = Pages.from(ctx, cursors, "acl-versions:" + scope.team() + "/" + scope.environment());
       return policies.versions(caller, scope, page).map(body -> {
@@ -48,18 +52,18 @@ final class PolicyRoutes {
         return null;
       });
     });
-    api.route(GET, "/acl/versions/{version}", Permission.ACL_READ, "acl.read", null, (ctx, caller) ->
+    api.route(GET, "/acl/versions/{version}", Permission.ACL_READ, "acl.read", null, SCOPE, (ctx, caller) ->
         policies.version(caller, scope(ctx, caller), version(ctx)).map(body -> {
           Responses.ok(ctx, body);
           return null;
         }));
-    api.route(POST, "/acl/versions/{version}/restore", Permission.ACL_WRITE, "acl.rollback", "acl", (ctx, caller) -> {
+    api.route(POST, "/acl/versions/{version}/restore", Permission.ACL_WRITE, "acl.rollback", "acl", SCOPE, (ctx, caller) -> {
       PolicyService.Scope scope = scope(ctx, caller);
       long from = version(ctx);
       Long ifMatch = ifMatch(ctx);
       return policies.restore(caller, Api.request(ctx), scope, from, ifMatch).map(body -> respond(ctx, body));
     });
-    api.route(POST, "/acl/preview", Permission.ACL_READ, "acl.preview", null, (ctx, caller) -> {
+    api.route(POST, "/acl/preview", Permission.ACL_READ, "acl.preview", null, SCOPE, (ctx, caller) -> {
       PolicyService.Scope scope = scope(ctx, caller);
       JsonObject body = JsonBodies.required(ctx);
       Fields f = new Fields();

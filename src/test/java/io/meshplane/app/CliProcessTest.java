@@ -74,20 +74,29 @@ class CliProcessTest {
     }
   }
 
+  /**
+   * A first start on an empty database, with the logging configuration the jar ships (not the tests'):
+   * it logs no WARN and no ERROR, so an operator can treat any warning as worth reading.
+   */
   @Test
   void runServesAndSigtermStopsItCleanlyWithinTenSeconds() throws Exception {
     try (TestDatabase db = TestDatabase.create(); Http http = new Http()) {
       int clusterPort = FreePorts.next();
       Path log = dir.resolve("run.log");
+      Path shipped = Path.of(CliProcessTest.class.getResource("/logback.xml").toURI());
       Process p = launch(Map.of(
           "MESH_PG_URL", db.url(), "MESH_HTTP_HOST", "127.0.0.1", "MESH_HTTP_PORT", "0", "MESH_PANEL_PORT", "0",
           "MESH_CLUSTER_HOST", "127.0.0.1", "MESH_CLUSTER_PORT", String.valueOf(clusterPort),
           "MESH_CLUSTER_MEMBERS", "127.0.0.1:" + clusterPort, "MESH_CLUSTER_NAME", "cli-test-" + clusterPort,
-          "MESH_KEYS_DIR", dir.resolve("keys").toString()), log, "run");
+          "MESH_KEYS_DIR", dir.resolve("keys").toString(),
+          "JAVA_TOOL_OPTIONS", "-Dlogback.configurationFile=" + shipped), log, "run");
       try {
         int port = awaitPort(log, "coordinator API listening on 127.0.0.1:(\\d+)", p);
         int panel = awaitPort(log, "web panel listening on 127.0.0.1:(\\d+)", p);
         awaitLog(log, "ready: the coordinator API and the web panel are served", p);
+        List<String> warnings = Files.readAllLines(log).stream().filter(l -> l.matches("^\\S+ (WARN|ERROR) .*")).toList();
+        assertEquals(List.of(), warnings, "the start logs no WARN or ERROR");
+        assertTrue(Files.readString(log).matches("(?s).*\\S+ INFO  \\[.*"), "the shipped text format was used");
         assertEquals(200, http.get(port, "/readyz").statusCode());
         assertEquals(200, http.get(panel, "/readyz").statusCode());
 

@@ -66,7 +66,7 @@ class KeyRotationTest {
       Files.copy(fresh.resolve(newKid + ".public.pem"), keys.resolve(newKid + ".public.pem"));
 
       Meshplane second = cluster.start(0);
-      assertEquals(200, http.get(second.coordinatorPort(), "/v1/nodes?team=rot", oldAdmin).statusCode(), "old tokens verify");
+      assertEquals(200, http.get(second.coordinatorPort(), "/v1/nodes", oldAdmin).statusCode(), "old tokens verify");
       assertEquals(oldKid, kid(Tokens.admin(second)), "the old key still signs while only the new public key is published");
       beat(http, second.coordinatorPort(), node, 200);
       second.close();
@@ -76,7 +76,7 @@ class KeyRotationTest {
       Meshplane third = cluster.start(0);
       String newAdmin = Tokens.admin(third);
       assertEquals(newKid, kid(newAdmin), "the new key signs");
-      assertEquals(200, http.get(third.coordinatorPort(), "/v1/nodes?team=rot", oldAdmin).statusCode(), "old tokens still verify");
+      assertEquals(200, http.get(third.coordinatorPort(), "/v1/nodes", oldAdmin).statusCode(), "old tokens still verify");
       beat(http, third.coordinatorPort(), node, 201);
       Nodes.Enrolled later = Nodes.enroll(http, third.coordinatorPort(), newAdmin, "rot-2", "rot", "prod");
       assertEquals(newKid, kid(later.token()), "new agent credentials carry the new key");
@@ -86,9 +86,9 @@ class KeyRotationTest {
       Files.delete(keys.resolve(oldKid + ".private.pem"));
       Files.delete(keys.resolve(oldKid + ".public.pem"));
       Meshplane fourth = cluster.start(0);
-      HttpResponse<Buffer> old = http.get(fourth.coordinatorPort(), "/v1/nodes?team=rot", oldAdmin);
+      HttpResponse<Buffer> old = http.get(fourth.coordinatorPort(), "/v1/nodes", oldAdmin);
       assertEquals(401, old.statusCode(), old.bodyAsString());
-      assertEquals(200, http.get(fourth.coordinatorPort(), "/v1/nodes?team=rot", newAdmin).statusCode());
+      assertEquals(200, http.get(fourth.coordinatorPort(), "/v1/nodes", newAdmin).statusCode());
       beat(http, fourth.coordinatorPort(), later, 202);
       assertNotEquals(200, http.send(HttpMethod.POST, fourth.coordinatorPort(), "/v1/nodes/" + node.id() + "/heartbeat", node.token(),
           Nodes.beat(203)).statusCode(), "an agent credential of the retired key no longer verifies");

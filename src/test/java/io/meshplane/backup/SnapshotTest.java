@@ -398,7 +398,7 @@ class SnapshotTest {
   }
 
   private static JsonArray nodes(Http http, int port, String admin) {
-    HttpResponse<Buffer> r = http.get(port, "/v1/nodes?team=snap&limit=100", admin);
+    HttpResponse<Buffer> r = http.get(port, "/v1/nodes?limit=100", admin);
     assertEquals(200, r.statusCode(), r.bodyAsString());
     return r.bodyAsJsonObject().getJsonArray("items");
   }
