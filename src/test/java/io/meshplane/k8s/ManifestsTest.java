@@ -187,7 +187,7 @@ class ManifestsTest {
 
     // the paths the HTTP components really mount for probes
     Set<String> served = new TreeSet<>();
-    Matcher m = Pattern.compile("router\\.get\\(\"(/[a-z]+)\"\\)").matcher(source("http/Routers.java"));
+    Matcher m = Pattern.compile("probe\\(router, \"(/[a-z]+)\"\\)").matcher(source("http/Routers.java"));
     while (m.find()) served.add(m.group(1));
     assertTrue(served.containsAll(List.of("/healthz", "/readyz")), "Routers.java serves " + served);
     // liveness and startup must not depend on PostgreSQL; readiness leaves the postgres check out (a
