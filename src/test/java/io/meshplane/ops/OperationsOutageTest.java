@@ -37,7 +37,7 @@ class OperationsOutageTest {
     try (TestCluster cluster = TestCluster.of(1); PgProxy proxy = new PgProxy(); LogLines warnings = LogLines.attach(Level.WARN)) {
       Http http = cluster.http();
       Meshplane app = cluster.start(0, cluster.db().url("127.0.0.1", proxy.port()),
-          Map.of("relays", OperationsTest.RELAYS, "writebehind.flush_interval", "200ms", "operations.deadline", "2m"));
+          Map.of("relays", OperationsCluster.RELAYS, "writebehind.flush_interval", "200ms", "operations.deadline", "2m"));
       int port = app.coordinatorPort();
       String admin = cluster.admin();
       Nodes.Enrolled n = Nodes.enroll(http, port, admin, "outage-op", "web", "prod");

@@ -115,7 +115,7 @@ class PolicyIsolationTest {
       Nodes.enroll(http, a.coordinatorPort(), admin, "calm-9", "calm", "prod");
       Nodes.enroll(http, b.coordinatorPort(), admin, "calm-10", "calm", "prod");
       // another team's policy update commits (its own evaluation runs beside the held ones)
-      JsonObject policy = new JsonObject().put("grants", new JsonArray().add(PolicyApiTest.grant("tag:test", "tag:test", "tcp/22")))
+      JsonObject policy = new JsonObject().put("grants", new JsonArray().add(PolicyCluster.grant("tag:test", "tag:test", "tcp/22")))
           .put("tests", new JsonArray().add(new JsonObject().put("src", "calm-0").put("accept", new JsonArray().add("calm-9:tcp/22"))));
       HttpResponse<Buffer> put = http.send(HttpMethod.PUT, a.coordinatorPort(), "/v1/acl?team=calm&environment=prod", admin, policy);
       assertEquals(200, put.statusCode(), put.bodyAsString());
@@ -225,7 +225,7 @@ class PolicyIsolationTest {
   }
 
   static Future<HttpResponse<Buffer>> preview(Meshplane via, String token, String team) {
-    JsonObject body = new JsonObject().put("policy", new JsonObject().put("grants", new JsonArray().add(PolicyApiTest.grant("*", "*", "tcp/22"))))
+    JsonObject body = new JsonObject().put("policy", new JsonObject().put("grants", new JsonArray().add(PolicyCluster.grant("*", "*", "tcp/22"))))
         .put("node", team + "-0");
     return http.request(HttpMethod.POST, via.coordinatorPort(), "/v1/acl/preview?team=" + team + "&environment=prod")
         .bearerTokenAuthentication(token).putHeader("Content-Type", "application/json").sendBuffer(Buffer.buffer(body.encode()));
