@@ -21,6 +21,9 @@ public final class Dashboard {
   public static final String CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self';"
       + " font-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
 
+  /** Where the WebJars' files are served: {@code /vendor/uplot/1.6.30/dist/uPlot.esm.js}. */
+  public static final String VENDOR = "/vendor/";
+
   private Dashboard() {}
 
   /**
@@ -56,6 +59,19 @@ public final class Dashboard {
         // "immutable"; the files are small (~200 KB in all), so a browser simply fetches them again
         .setCachingEnabled(false)
         .setDefaultContentEncoding("UTF-8");
+    // the browser libraries the dashboard uses (uPlot, CodeMirror, jsdiff, Swagger UI), straight from their
+    // WebJars on the classpath: /vendor/<library>/<version>/<file>. The version is in the path, so a
+    // browser may keep them; an upgrade changes the path.
+    StaticHandler vendor = StaticHandler.create("META-INF/resources/webjars")
+        .setDirectoryListing(false)
+        .setIncludeHidden(false)
+        .setCachingEnabled(false)
+        .setDefaultContentEncoding("UTF-8");
+    router.route(VENDOR + "*").method(HttpMethod.GET).method(HttpMethod.HEAD).order(0).handler(ctx -> {
+      ctx.response().headers().set("Cache-Control", "public, max-age=31536000, immutable");
+      ctx.next();
+    });
+    router.route(VENDOR + "*").method(HttpMethod.GET).method(HttpMethod.HEAD).handler(vendor);
     router.routeWithRegex("^/(?!" + apiPrefix.substring(1).replace("/", "\\/") + "/).*").method(HttpMethod.GET).method(HttpMethod.HEAD)
         .handler(files);
   }
