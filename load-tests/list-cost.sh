@@ -81,3 +81,9 @@ q "audit: action, every team" "SELECT id FROM audit_events WHERE action = 'acl.r
 q "audit: actor (none)" "SELECT id FROM audit_events WHERE team = 'big' AND environment = 'prod' AND actor_id = 'tk_none' ORDER BY at DESC, id DESC LIMIT 1001"
 q "events: node (none)" "SELECT id FROM node_events WHERE team = 'big' AND environment = 'prod' AND node_id = 'nd_none' ORDER BY id LIMIT 1001"
 q "events: type + since (none)" "SELECT id FROM node_events WHERE team = 'big' AND environment = 'prod' AND type = 'node.stale' AND at >= now() ORDER BY id LIMIT 1001"
+# the logs people read (V16): name prefixes as ranges of byte-wise indexes, events newest first
+q "audit: actor_name prefix (none)" "SELECT id FROM audit_events WHERE team = 'big' AND environment = 'prod' AND actor_name COLLATE \"C\" >= 'zz' AND actor_name COLLATE \"C\" < 'z{' ORDER BY at DESC, id DESC LIMIT 1001"
+q "audit: actor_name prefix (every row matches)" "SELECT id FROM audit_events WHERE team = 'big' AND environment = 'prod' AND actor_name COLLATE \"C\" >= 'n' AND actor_name COLLATE \"C\" < 'o' ORDER BY at DESC, id DESC LIMIT 51"
+q "events: newest first, first page" "SELECT id FROM node_events WHERE team = 'big' AND environment = 'prod' ORDER BY id DESC LIMIT 51"
+q "events: newest first, deep page" "SELECT id FROM node_events WHERE team = 'big' AND environment = 'prod' AND id < 'ev_n00000000000000000000150000' ORDER BY id DESC LIMIT 51"
+q "events: node_name prefix (none)" "SELECT id FROM node_events WHERE team = 'big' AND environment = 'prod' AND node_name COLLATE \"C\" >= 'zz' AND node_name COLLATE \"C\" < 'z{' ORDER BY id DESC LIMIT 1001"

@@ -51,7 +51,7 @@ function auditRow(ev) {
   td(targetCell),
   td(badge(str(ev.outcome))),
   td(ev.source_ip == null ? h('span', { class: 'muted' }, '—') : h('span', { class: 'mono', 'data-test': 'audit-source-ip' }, str(ev.source_ip))),
-  td(h('span', { class: 'mono small' }, str(ev.request_id))),
+  td(h('span', { class: 'mono log-request' }, str(ev.request_id))),
   td(`${str(ev.team)} / ${str(ev.environment)}`),
   td(detailsCell(ev.details, 'audit-details')));
 }

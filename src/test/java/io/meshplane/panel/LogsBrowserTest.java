@@ -99,6 +99,7 @@ class LogsBrowserTest {
     assertTrue(order.indexOf(second.id()) < order.indexOf(first.id()), "newest first: " + order);
     assertEquals("second-1", browser.all("event-node").get(0).findElement(org.openqa.selenium.By.cssSelector("a")).getText());
     browser.screenshot("logs-events");
+    assertAccessible("events");
 
     // the other order and the node name prefix are filters kept in the hash
     new org.openqa.selenium.support.ui.Select(browser.el("events-filter-order")).selectByValue("oldest");
@@ -136,6 +137,7 @@ class LogsBrowserTest {
     assertTrue(json.getText().contains("\"new_version\": 2"), json.getText());
     ((JavascriptExecutor) browser.driver()).executeScript("window.scrollTo(0, 0);");
     browser.screenshot("logs-audit");
+    assertAccessible("audit");
 
     // the actor name prefix: only old-timer's row is left
     browser.type("audit-filter-actor_name", "old-");
@@ -149,6 +151,14 @@ class LogsBrowserTest {
     browser.await("every row back", d -> browser.all("audit-row").size() > 1 ? true : null);
     List<String> severe = browser.severeLogs().stream().filter(m -> !m.contains("Failed to load resource")).toList();
     assertEquals(List.of(), severe);
+  }
+
+  /** No serious or critical axe-core violation on the page shown. */
+  static void assertAccessible(String page) {
+    List<String> bad = new com.deque.html.axecore.selenium.AxeBuilder().analyze(browser.driver()).getViolations().stream()
+        .filter(v -> "serious".equals(v.getImpact()) || "critical".equals(v.getImpact()))
+        .map(v -> v.getId() + " (" + v.getImpact() + ", " + v.getNodes().size() + " elements)").toList();
+    assertEquals(List.of(), bad, "axe on the " + page + " page");
   }
 
   private static void beat(Nodes.Enrolled n) {

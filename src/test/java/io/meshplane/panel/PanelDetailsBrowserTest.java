@@ -107,6 +107,9 @@ class PanelDetailsBrowserTest {
     assertTrue(back.getAttribute("href").endsWith("#/nodes"), back.getAttribute("href"));
     assertEquals("", browser.driver().findElement(Browser.test("error")).getText(), "no error box");
     assertTrue(browser.driver().getTitle().startsWith("Node not found"), browser.driver().getTitle());
+    List<String> bad = new com.deque.html.axecore.selenium.AxeBuilder().analyze(browser.driver()).getViolations().stream()
+        .filter(v -> "serious".equals(v.getImpact()) || "critical".equals(v.getImpact())).map(v -> v.getId()).toList();
+    assertEquals(List.of(), bad, "axe on the not-found page");
     back.click();
     browser.el("nodes-table");
   }
