@@ -9,13 +9,13 @@
 #   WITHOUT_V13=1 bash load-tests/list-cost.sh target/meshplane.jar   # the same without V13's indexes
 #
 # Needs the machine's PostgreSQL at 127.0.0.1:5432 (user postgres, trust). Drops and recreates the
-# database `listcost`.
+# database `listcost` (or $LISTCOST_DB).
 set -euo pipefail
 JAR=${1:?usage: list-cost.sh path/to/meshplane.jar}
 NODES=${NODES:-100000}
 AUDIT=${AUDIT:-1000000}
 EVENTS=${EVENTS:-200000}
-DB=listcost
+DB=${LISTCOST_DB:-listcost}
 PSQL=(psql -X -q -h 127.0.0.1 -U postgres -v ON_ERROR_STOP=1)
 
 "${PSQL[@]}" -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
