@@ -9,13 +9,13 @@
 #   WITHOUT_V13=1 bash load-tests/list-cost.sh target/meshplane.jar   # the same without V13's indexes
 #
 # Needs the machine's PostgreSQL at 127.0.0.1:5432 (user postgres, trust). Drops and recreates the
-# database `listcost`.
+# database `listcost` (or $LISTCOST_DB).
 set -euo pipefail
 JAR=${1:?usage: list-cost.sh path/to/meshplane.jar}
 NODES=${NODES:-100000}
 AUDIT=${AUDIT:-1000000}
 EVENTS=${EVENTS:-200000}
-DB=listcost
+DB=${LISTCOST_DB:-listcost}
 PSQL=(psql -X -q -h 127.0.0.1 -U postgres -v ON_ERROR_STOP=1)
 
 "${PSQL[@]}" -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB"
@@ -81,3 +81,9 @@ q "audit: action, every team" "SELECT id FROM audit_events WHERE action = 'acl.r
 q "audit: actor (none)" "SELECT id FROM audit_events WHERE team = 'big' AND environment = 'prod' AND actor_id = 'tk_none' ORDER BY at DESC, id DESC LIMIT 1001"
 q "events: node (none)" "SELECT id FROM node_events WHERE team = 'big' AND environment = 'prod' AND node_id = 'nd_none' ORDER BY id LIMIT 1001"
 q "events: type + since (none)" "SELECT id FROM node_events WHERE team = 'big' AND environment = 'prod' AND type = 'node.stale' AND at >= now() ORDER BY id LIMIT 1001"
+# the logs people read (V16): name prefixes as ranges of byte-wise indexes, events newest first
+q "audit: actor_name prefix (none)" "SELECT id FROM audit_events WHERE team = 'big' AND environment = 'prod' AND actor_name COLLATE \"C\" >= 'zz' AND actor_name COLLATE \"C\" < 'z{' ORDER BY at DESC, id DESC LIMIT 1001"
+q "audit: actor_name prefix (every row matches)" "SELECT id FROM audit_events WHERE team = 'big' AND environment = 'prod' AND actor_name COLLATE \"C\" >= 'n' AND actor_name COLLATE \"C\" < 'o' ORDER BY at DESC, id DESC LIMIT 51"
+q "events: newest first, first page" "SELECT id FROM node_events WHERE team = 'big' AND environment = 'prod' ORDER BY id DESC LIMIT 51"
+q "events: newest first, deep page" "SELECT id FROM node_events WHERE team = 'big' AND environment = 'prod' AND id < 'ev_n00000000000000000000150000' ORDER BY id DESC LIMIT 51"
+q "events: node_name prefix (none)" "SELECT id FROM node_events WHERE team = 'big' AND environment = 'prod' AND node_name COLLATE \"C\" >= 'zz' AND node_name COLLATE \"C\" < 'z{' ORDER BY id DESC LIMIT 1001"

@@ -1,7 +1,22 @@
 // The login page: POST /api/v1/session {username, password}.
 
-import { login, ApiError } from './api.js';
+import { login, loadSession, ApiError } from './api.js';
 import { h, field, errorBox, showFormError, showFormMessage, clearFormError } from './ui.js';
+
+/** Why the login did not stick: the browser did not send the session cookie back. */
+function showCookieProblem(box) {
+  const plain = window.location.protocol === 'http:';
+  box.replaceChildren(
+    h('p', { 'data-test': 'login-cookie-problem', 'data-protocol': window.location.protocol.replace(':', '') },
+      plain
+        ? 'Your password was accepted, but this browser did not keep the session cookie: the page is served over plain http and the panel marks its cookie Secure, which browsers only send over https. Every page would bring you back here.'
+        : 'Your password was accepted, but this browser did not keep the session cookie (are cookies blocked for this site?). Every page would bring you back here.'),
+    plain
+      ? h('p', {}, 'Fix: open the panel over https, or, for local plain-http use only, start it with ',
+        h('code', {}, 'MESH_PANEL_COOKIE_SECURE=false'), ' (or ', h('code', {}, 'panel.cookie_secure: false'), ' in the configuration file).')
+      : null);
+  box.hidden = false;
+}
 
 export function renderLogin(ctx, { next, done }) {
   ctx.setTitle('Log in');
@@ -34,6 +49,19 @@ export function renderLogin(ctx, { next, done }) {
     try {
       await login(username.value.trim(), password.value);
       password.value = '';
+      // The login answered 200, but does the browser send the cookie back? A Secure cookie set over
+      // plain http is dropped, and every page would send you back here without saying why.
+      let kept = true;
+      try {
+        kept = (await loadSession()) !== null;
+      } catch {
+        kept = true; // the check itself failed (network): let the next page say what is wrong
+      }
+      if (!kept) {
+        showCookieProblem(err);
+        username.focus();
+        return;
+      }
       done(next);
     } catch (ex) {
       if (ex instanceof ApiError && ex.status === 401) {

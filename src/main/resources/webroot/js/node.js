@@ -79,6 +79,9 @@ export function renderNode(ctx, id) {
   let actionsBuilt = false;
   let heartbeatAge = null;
   let relaySelect = null;
+  let relaySubmit = null;
+  let relaysLoaded = false;
+  let relayTouched = false;
   let poller = null;
 
   ctx.root.append(
@@ -189,9 +192,14 @@ export function renderNode(ctx, id) {
     if (canOperate) {
       relaySelect = h('select', { 'data-test': 'node-relay-select', disabled: true }, h('option', { value: '' }, 'Loading relays…'));
       const submit = h('button', { type: 'submit', class: 'btn', 'data-test': 'node-relay-submit', disabled: true }, 'Move');
+      relaySubmit = submit;
       const box = errorBox('node-relay-error');
       const form = h('form', { class: 'action-form', novalidate: true },
-        field('Move to relay', relaySelect), h('div', { class: 'form-actions' }, submit), box);
+        field('Relay (the current one is selected; pick another to move)', relaySelect), h('div', { class: 'form-actions' }, submit), box);
+      relaySelect.addEventListener('change', () => {
+        relayTouched = true;
+        syncRelaySubmit();
+      });
       form.addEventListener('submit', async (e) => {
         e.preventDefault();
         const relay = relaySelect.value;
@@ -207,7 +215,10 @@ export function renderNode(ctx, id) {
             confirmLabel: 'Move',
           },
           call: () => api.put(`${base}/relay`, { relay }, { signal: ctx.signal }),
-          done: (op) => opMessage('Relay move', op),
+          done: (op) => {
+            relayTouched = false;
+            return opMessage('Relay move', op);
+          },
         });
       });
       api.get('/relays', null, { signal: ctx.signal }).then((data) => {
@@ -216,9 +227,7 @@ export function renderNode(ctx, id) {
           ? items.map((r) => h('option', { value: str(r.name) }, `${str(r.name)} (${str(r.region)})`))
           : [h('option', { value: '' }, 'No relays configured')]));
         relaySelect.disabled = !items.length;
-        submit.disabled = !items.length;
-        const other = items.find((r) => str(r.name) !== str(node && node.relay));
-        if (other) relaySelect.value = str(other.name);
+        relaysLoaded = items.length > 0;
         labelRelays();
       }).catch((e) => {
         if (isAbort(e)) return;
@@ -268,13 +277,23 @@ export function renderNode(ctx, id) {
     actionsBuilt = true;
   }
 
+  /** Marks the node's current relay in the select and selects it until the user picks another. */
   function labelRelays() {
     if (!relaySelect || !node) return;
+    const current = str(node.relay);
     for (const opt of relaySelect.options) {
       if (!opt.value) continue;
       const base0 = opt.textContent.replace(/ — current$/, '');
-      opt.textContent = opt.value === str(node.relay) ? `${base0} — current` : base0;
+      opt.textContent = opt.value === current ? `${base0} — current` : base0;
     }
+    if (!relayTouched && [...relaySelect.options].some((o) => o.value && o.value === current)) relaySelect.value = current;
+    syncRelaySubmit();
+  }
+
+  /** Move is offered once the relays are loaded and another relay than the node's is selected. */
+  function syncRelaySubmit() {
+    if (!relaySubmit || !relaySelect) return;
+    relaySubmit.disabled = !relaysLoaded || !relaySelect.value || (node != null && relaySelect.value === str(node.relay));
   }
 
   // ---- ingress ----
@@ -452,7 +471,23 @@ export function renderNode(ctx, id) {
   const peersMeta = h('p', { class: 'muted', 'data-test': 'node-peers-meta' });
   const peersTable = makeTable(['Peer', 'Address', 'Online', 'Relay', 'Endpoints', 'Public key'], { caption: 'Peers', test: 'node-peers' });
   const rulesTable = makeTable(['From (sources)', 'Ports'], { caption: 'Inbound rules', test: 'node-rules' });
-  const peersBlock = [peersMeta, h('h3', {}, 'Peers'), peersTable.wrap, h('h3', {}, 'Inbound rules'), rulesTable.wrap];
+  // the peers a page at a time (the API gives the whole set; a node may have thousands)
+  const PEERS_PAGE = 50;
+  let peersAll = [];
+  let peersPage = 0;
+  const peersPrev = btn('Previous', { 'data-test': 'node-peers-prev', class: 'btn-small', disabled: true });
+  const peersNext = btn('Next', { 'data-test': 'node-peers-next', class: 'btn-small', disabled: true });
+  const peersRange = h('span', { class: 'page-label', 'data-test': 'node-peers-page', 'aria-live': 'polite' });
+  const peersPager = h('div', { class: 'pager', hidden: true }, peersPrev, peersRange, peersNext);
+  peersPrev.addEventListener('click', () => {
+    peersPage -= 1;
+    showPeersPage();
+  });
+  peersNext.addEventListener('click', () => {
+    peersPage += 1;
+    showPeersPage();
+  });
+  const peersBlock = [peersMeta, h('h3', {}, 'Peers'), peersPager, peersTable.wrap, h('h3', {}, 'Inbound rules'), rulesTable.wrap];
   const showPeers = keyedRows(peersTable.tbody, {
     keyOf: (peer) => str(peer.id),
     emptyText: 'No peers: no grant connects this node to another.',
@@ -481,8 +516,34 @@ export function renderNode(ctx, id) {
     const rules = p && p.acl && Array.isArray(p.acl.rules) ? p.acl.rules : [];
     peersMeta.textContent = `Relay ${str(p && p.relay) || 'none'} · peers version ${str(p && p.peers && p.peers.version)} · ACL version ${str(p && p.acl && p.acl.version)}`;
     if (!peersSlot.contains(peersTable.wrap)) peersSlot.replaceChildren(...peersBlock);
-    showPeers([...peers].sort((a, b) => str(a.name).localeCompare(str(b.name))));
+    peersAll = [...peers].sort((a, b) => str(a.name).localeCompare(str(b.name)));
+    showPeersPage();
     showRules(rules);
+  }
+
+  function showPeersPage() {
+    const pages = Math.max(1, Math.ceil(peersAll.length / PEERS_PAGE));
+    peersPage = Math.min(Math.max(0, peersPage), pages - 1);
+    const from = peersPage * PEERS_PAGE;
+    const slice = peersAll.slice(from, from + PEERS_PAGE);
+    showPeers(slice);
+    peersPager.hidden = peersAll.length <= PEERS_PAGE;
+    peersRange.textContent = `Peers ${peersAll.length ? from + 1 : 0}–${from + slice.length} of ${peersAll.length}`;
+    peersPrev.disabled = peersPage === 0;
+    peersNext.disabled = peersPage >= pages - 1;
+  }
+
+  // ---- an id that names no node (in the caller's scope): a page that says so, not an error box ----
+  function showNotFound() {
+    ctx.setTitle('Node not found');
+    ctx.clearError();
+    const heading = ctx.heading('Node not found');
+    ctx.root.replaceChildren(h('section', { class: 'not-found', 'data-test': 'node-not-found' },
+      h('p', { class: 'crumbs' }, link('#/nodes', 'Nodes'), ' / ', h('span', { class: 'mono' }, id)),
+      heading,
+      h('p', {}, 'There is no node ', h('code', {}, id), ' in your scope. It may have been deleted, or the link may be wrong.'),
+      h('p', {}, link('#/nodes', 'Back to the node inventory', { 'data-test': 'node-not-found-back' }))));
+    heading.focus({ preventScroll: true });
   }
 
   // ---- the refresh loop ----
@@ -501,8 +562,7 @@ export function renderNode(ctx, id) {
       const e = n.reason;
       if (e instanceof ApiError && e.status === 404) {
         poller.stop();
-        ctx.errorText(`There is no node ${id} in your scope: it may have been deleted.`);
-        refreshLabel.textContent = '';
+        showNotFound();
         return;
       }
       throw e;

@@ -78,11 +78,11 @@ export function renderTokens(ctx) {
     const surfaces = mintableSurfaces(user.role);
     const surface = select(surfaces, surfaces.includes('pipeline') ? 'pipeline' : surfaces[0], { 'data-test': 'token-create-surface' });
     const team = h('input', {
-      type: 'text', 'data-test': 'token-create-team', autocomplete: 'off', spellcheck: 'false',
+      type: 'text', 'data-test': 'token-create-team', autocomplete: 'off', spellcheck: 'false', required: true, 'aria-required': 'true',
       value: user.team && user.team !== '*' ? str(user.team) : '', placeholder: user.team === '*' ? 'team slug, or *' : '',
     });
     const environment = h('input', {
-      type: 'text', 'data-test': 'token-create-environment', autocomplete: 'off', spellcheck: 'false',
+      type: 'text', 'data-test': 'token-create-environment', autocomplete: 'off', spellcheck: 'false', required: true, 'aria-required': 'true',
       value: user.environment && user.environment !== '*' ? str(user.environment) : '',
       placeholder: user.environment === '*' ? 'environment slug, or *' : '',
     });
@@ -100,8 +100,8 @@ export function renderTokens(ctx) {
       h('div', { class: 'form-row' },
         field('Name', name),
         field('Surface', surface),
-        field('Team', team),
-        field('Environment', environment),
+        field('Team (required)', team),
+        field('Environment (required)', environment),
         field('Expires in', expires),
         customField),
       err,
@@ -109,6 +109,15 @@ export function renderTokens(ctx) {
     form.addEventListener('submit', async (e) => {
       e.preventDefault();
       clearFormError(err, inputs);
+      // a token needs a scope: with your own scope `*` nothing is filled in for you, so say so here
+      const missing = [['scope.team', team, 'team'], ['scope.environment', environment, 'environment']]
+        .filter(([, input]) => !input.value.trim());
+      if (missing.length) {
+        showFormMessage(err, `Enter the token's ${missing.map((m) => m[2]).join(' and ')}: a slug such as web or prod, or * for every one.`);
+        for (const [, input] of missing) input.setAttribute('aria-invalid', 'true');
+        missing[0][1].focus();
+        return;
+      }
       let exp;
       if (expires.value === 'custom') {
         exp = localInputToIso(custom.value);

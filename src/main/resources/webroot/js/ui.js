@@ -399,10 +399,11 @@ export function clearPageError() {
 /**
  * A modal <dialog>. Resolves false when cancelled (Cancel, Escape), else `true` or what
  * `validate()` returned. `validate` may return {error: text} to keep the dialog open.
- * The confirm button is focused, unless `focus` is 'input' (the first input of `body`).
+ * Cancel is focused (Enter cancels: a slip of the key never deletes anything), unless `focus` is
+ * 'input' (the first input of `body`).
  */
 export function confirmDialog({
-  title, message, body = null, confirmLabel = 'Confirm', danger = false, validate = null, focus = 'ok',
+  title, message, body = null, confirmLabel = 'Confirm', danger = false, validate = null, focus = 'cancel',
 }) {
   return new Promise((resolve) => {
     const titleId = uid('dlg-title');
@@ -445,7 +446,7 @@ export function confirmDialog({
     document.body.append(dlg);
     dlg.showModal();
     const first = focus === 'input' ? form.querySelector('input:not([hidden]), select, textarea') : null;
-    (first || ok).focus();
+    (first || cancel).focus();
   });
 }
 

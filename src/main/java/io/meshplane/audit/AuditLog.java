@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import io.meshplane.access.Boundary;
 import io.meshplane.access.Caller;
 import io.meshplane.access.Denials;
+import io.meshplane.common.Prefixes;
 import io.meshplane.common.Refusal;
 import io.meshplane.common.RequestInfo;
 import io.meshplane.common.Sql;
@@ -30,14 +31,20 @@ public final class AuditLog implements Denials {
   private static final Logger LOG = LoggerFactory.getLogger(AuditLog.class);
   private static final String INSERT = """
       INSERT INTO audit_events (id, at, actor_type, actor_id, actor_name, action, target_type, target_id,
-                                outcome, request_id, source_ip, team, environment, details)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)""";
-  private static final String LIST = "SELECT id, at, actor_type, actor_id, actor_name, action, target_type, target_id, outcome, "
+                                outcome, request_id, source_ip, team, environment, details, target_name)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)""";
+  /**
+   * A page of the trail. The actor name prefix is a range of the byte-wise ("C" collation) index
+   * {@code audit_events_actor_name_time} (V16): names from the prefix up to, not including, the prefix
+   * with its last character incremented ({@link Prefixes}).
+   */
+  private static final String LIST = "SELECT id, at, actor_type, actor_id, actor_name, action, target_type, target_id, target_name, outcome, "
       + "request_id, source_ip, team, environment, details FROM audit_events WHERE " + Sql.inScope(1, 2)
       + " AND ($3::text IS NULL OR actor_id = $3)"
       + " AND ($4::text IS NULL OR action = $4)"
       + " AND ($5::timestamptz IS NULL OR at >= $5)"
       + " AND ($6::timestamptz IS NULL OR (at, id) < ($6, $7))"
+      + " AND ($9::text IS NULL OR (actor_name COLLATE \"C\" >= $9 AND actor_name COLLATE \"C\" < $10))"
       + " ORDER BY at DESC, id DESC LIMIT $8";
 
   private final Pool pool;
@@ -61,7 +68,7 @@ public final class AuditLog implements Denials {
   public Future<Void> record(SqlClient client, AuditEvent e) {
     return client.preparedQuery(INSERT).execute(Tuple.from(new Object[] {
         e.id(), e.at().atOffset(ZoneOffset.UTC), e.actor().type(), e.actor().id(), e.actor().name(), e.action(), e.targetType(),
-        e.targetId(), e.outcome(), e.requestId(), e.sourceIp(), e.team(), e.environment(), e.details()})).mapEmpty();
+        e.targetId(), e.outcome(), e.requestId(), e.sourceIp(), e.team(), e.environment(), e.details(), e.targetName()})).mapEmpty();
   }
 
   /** A successful change by {@code caller}, placed in the target's team and environment, in the change's transaction. */
@@ -75,6 +82,19 @@ public final class AuditLog implements Denials {
       String team, String environment, io.vertx.core.json.JsonObject details) {
     return record(tx, AuditEvent.of(Actor.of(caller), request, action, targetType, targetId, AuditEvent.SUCCESS, team, environment)
         .with(details));
+  }
+
+  /** A successful change of a named target (a node, token or user: the trail shows the name next to the id). */
+  public Future<Void> success(SqlClient tx, Caller caller, RequestInfo request, String action, Target target, String team,
+      String environment) {
+    return success(tx, caller, request, action, target, team, environment, null);
+  }
+
+  /** As {@link #success(SqlClient, Caller, RequestInfo, String, Target, String, String)}, with details (null: none). */
+  public Future<Void> success(SqlClient tx, Caller caller, RequestInfo request, String action, Target target, String team,
+      String environment, io.vertx.core.json.JsonObject details) {
+    return record(tx, AuditEvent.of(Actor.of(caller), request, action, target.type(), target.id(), AuditEvent.SUCCESS, team, environment)
+        .with(details).named(target.name()));
   }
 
   /**
@@ -100,19 +120,20 @@ public final class AuditLog implements Denials {
 
   /**
    * A page of the trail inside {@code boundary}, newest first, after the event ({@code afterAt},
-   * {@code afterId}) when given; {@code limit} rows at most.
+   * {@code afterId}) when given; {@code limit} rows at most. {@code actorName} is a prefix of
+   * {@code actor.name} (case-sensitive), null for any.
    */
-  public Future<List<AuditEvent>> list(Boundary boundary, String actorId, String action, Instant since, Instant afterAt, String afterId,
-      int limit) {
+  public Future<List<AuditEvent>> list(Boundary boundary, String actorId, String actorName, String action, Instant since, Instant afterAt,
+      String afterId, int limit) {
     Tuple args = Tuple.from(new Object[] {boundary.team(), boundary.environment(), actorId, action, Sql.odt(since), Sql.odt(afterAt),
-        afterId, limit});
+        afterId, limit, actorName, actorName == null ? null : Prefixes.upperBound(actorName)});
     return reads.preparedQuery(LIST).execute(args).map(rows -> Sql.list(rows, AuditLog::map));
   }
 
   private static AuditEvent map(Row r) {
     return new AuditEvent(r.getString("id"), r.getOffsetDateTime("at").toInstant(),
         new Actor(r.getString("actor_type"), r.getString("actor_id"), r.getString("actor_name")), r.getString("action"),
-        r.getString("target_type"), r.getString("target_id"), r.getString("outcome"), r.getString("request_id"),
+        r.getString("target_type"), r.getString("target_id"), r.getString("target_name"), r.getString("outcome"), r.getString("request_id"),
         r.getString("source_ip"), r.getString("team"), r.getString("environment"), (io.vertx.core.json.JsonObject) r.getJson("details"));
   }
 }

@@ -5,6 +5,7 @@ import static io.vertx.core.http.HttpMethod.GET;
 import io.meshplane.access.Caller;
 import io.meshplane.access.Permission;
 import io.meshplane.common.Fields;
+import io.meshplane.common.Prefixes;
 import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
 import io.meshplane.http.Query;
@@ -26,7 +27,7 @@ final class AuditRoutes {
   private AuditRoutes() {}
 
   public static void mount(Api api, AuditLog audit, Cursors cursors) {
-    api.route(GET, "/audit", Permission.AUDIT_READ, "audit.read", null, Query.paged("actor_id", "action", "since"), (ctx, caller) -> list(ctx, caller, audit, cursors));
+    api.route(GET, "/audit", Permission.AUDIT_READ, "audit.read", null, Query.paged("actor_id", "actor_name", "action", "since"), (ctx, caller) -> list(ctx, caller, audit, cursors));
   }
 
   private static Future<Void> list(RoutingContext ctx, Caller caller, AuditLog audit, Cursors cursors) {
@@ -34,6 +35,8 @@ final class AuditRoutes {
     Fields f = new Fields();
     String actor = ctx.request().getParam("actor_id");
     if (actor != null && !ACTOR.matcher(actor).matches()) f.error("actor_id", "is not an id");
+    String actorName = ctx.request().getParam("actor_name");
+    if (actorName != null && !Prefixes.valid(actorName)) f.error("actor_name", Prefixes.RULE);
     String action = ctx.request().getParam("action");
     if (action != null && !ACTION.matcher(action).matches()) f.error("action", "is not an action name such as token.create");
     String sinceRaw = ctx.request().getParam("since");
@@ -49,7 +52,7 @@ final class AuditRoutes {
         throw Refusal.invalid("cursor", "is not a cursor returned by this API");
       }
     }
-    return audit.list(caller.boundary(), actor, action, since, afterAt, afterId, page.fetch())
+    return audit.list(caller.boundary(), actor, actorName, action, since, afterAt, afterId, page.fetch())
         .compose(events -> page.render(events, AuditEvent::toJson, e -> List.of(e.at().toString(), e.id())))
         .map(body -> {
           Responses.ok(ctx, body);

@@ -6,6 +6,7 @@ import io.meshplane.access.Surface;
 import io.meshplane.audit.Actor;
 import io.meshplane.audit.AuditEvent;
 import io.meshplane.audit.AuditLog;
+import io.meshplane.audit.Target;
 import io.meshplane.common.Blocking;
 import io.meshplane.common.Durations;
 import io.meshplane.common.Page;
@@ -108,7 +109,7 @@ public final class TokenService {
     Refusal refused = grantRefusal(caller, req.scope());
     if (refused != null) return denials.refuse(caller, request, "token.create", "token", null, refused, false);
     return pool.withTransaction(tx -> issuer.issue(tx, req.name(), req.scope(), null, req.expires(), caller.id())
-        .compose(issued -> audit.success(tx, caller, request, "token.create", "token", issued.record().id(),
+        .compose(issued -> audit.success(tx, caller, request, "token.create", Target.of("token", issued.record().id(), req.name()),
             req.scope().team(), req.scope().environment()).map(issued)));
   }
 
@@ -155,7 +156,7 @@ public final class TokenService {
             ? "only an admin can revoke an admin token" : "your grants do not allow " + t.scope().surface().wire + " tokens")));
       }
       Future<Void> change = t.revokedAt() == null ? repository.revoke(tx, id, now) : Future.succeededFuture();
-      return change.compose(v -> audit.success(tx, caller, request, "token.revoke", "token", id, t.scope().team(),
+      return change.compose(v -> audit.success(tx, caller, request, "token.revoke", Target.of("token", id, t.name()), t.scope().team(),
           t.scope().environment())).map(t);
     })).recover(e -> refuseDenied(e, caller, request, "token.revoke", id))
         .compose(t -> denyAfterCommit(request, id, new Denylist.Entry(true, now.toEpochMilli()), t.expiresAt()));
@@ -206,7 +207,7 @@ public final class TokenService {
       Instant finalRetire = retireAt;
       return issuer.issue(tx, old.name(), old.scope(), null, req.expires(), caller.id())
           .compose(issued -> repository.retire(tx, id, finalRetire, issued.record().id())
-              .compose(v -> audit.success(tx, caller, request, "token.rotate", "token", id, old.scope().team(),
+              .compose(v -> audit.success(tx, caller, request, "token.rotate", Target.of("token", id, old.name()), old.scope().team(),
                   old.scope().environment()))
               .map(v -> new Rotation(issued, new TokenRecord(old.id(), old.name(), old.scope(), old.nodeId(), old.keyId(),
                   old.expiresAt(), old.createdAt(), old.createdBy(), null, finalRetire, issued.record().id(), old.lastUsedAt()))));
@@ -274,7 +275,7 @@ public final class TokenService {
     TokenIssuer issuer = new TokenIssuer(new Jwts(vertx, keys, settings.issuer()), new TokenRepository(pool), keys);
     TokenIssuer.Issued issued = Blocking.await(pool.withTransaction(tx ->
         issuer.issue(tx, name, scope, null, expires, "cli").compose(i -> audit.record(tx, AuditEvent.of(Actor.cli(osUser),
-            RequestInfo.NONE, "token.create", "token", i.record().id(), AuditEvent.SUCCESS, scope.team(), scope.environment()))
+            RequestInfo.NONE, "token.create", "token", i.record().id(), AuditEvent.SUCCESS, scope.team(), scope.environment()).named(name))
             .map(i))), Duration.ofSeconds(30), "creating the token");
     return issued.jwt();
   }

@@ -1,6 +1,7 @@
 package io.meshplane.heartbeat;
 
 import io.meshplane.access.Boundary;
+import io.meshplane.common.Prefixes;
 import io.meshplane.common.Sql;
 import io.meshplane.common.Times;
 import io.meshplane.changes.ChangeLog;
@@ -173,15 +174,19 @@ public final class LiveRepository {
         .execute(Tuple.of(eventId, nodeId)).mapEmpty();
   }
 
-  /** A page of node state events inside {@code boundary}, oldest first, with the filters given (null = any). */
-  public Future<List<JsonObject>> events(Boundary boundary, String afterId, Instant since, String type, String nodeId, int limit) {
+  /** A page of node state events inside {@code boundary}, oldest (or {@code newest}) first, with the filters given (null = any; {@code nodeName} a prefix). */
+  public Future<List<JsonObject>> events(Boundary boundary, String afterId, Instant since, String type, String nodeId, String nodeName,
+      boolean newest, int limit) {
+    // newest first reads the same indexes backwards; the node name prefix is a range of node_events_node_name (V16)
     String sql = "SELECT id, at, type, node_id, node_name, team, environment, last_heartbeat FROM node_events WHERE " + Sql.inScope(1, 2)
-        + " AND ($3::text IS NULL OR id > $3)"
+        + (newest ? " AND ($3::text IS NULL OR id < $3)" : " AND ($3::text IS NULL OR id > $3)")
         + " AND ($4::timestamptz IS NULL OR at >= $4)"
         + " AND ($5::text IS NULL OR type = $5)"
         + " AND ($6::text IS NULL OR node_id = $6)"
-        + " ORDER BY id LIMIT $7";
-    Tuple args = Tuple.from(new Object[] {boundary.team(), boundary.environment(), afterId, Sql.odt(since), type, nodeId, limit});
+        + " AND ($8::text IS NULL OR (node_name COLLATE \"C\" >= $8 AND node_name COLLATE \"C\" < $9))"
+        + (newest ? " ORDER BY id DESC LIMIT $7" : " ORDER BY id LIMIT $7");
+    Tuple args = Tuple.from(new Object[] {boundary.team(), boundary.environment(), afterId, Sql.odt(since), type, nodeId, limit, nodeName,
+        nodeName == null ? null : Prefixes.upperBound(nodeName)});
     return reads.preparedQuery(sql).execute(args).map(rows -> Sql.list(rows, r -> new JsonObject()
         .put("id", r.getString("id"))
         .put("at", Times.format(r.getOffsetDateTime("at")))

@@ -1,5 +1,6 @@
 package io.meshplane.http;
 
+import io.meshplane.common.Addresses;
 import io.netty.util.NetUtil;
 import io.vertx.ext.web.RoutingContext;
 import java.util.ArrayList;
@@ -70,16 +71,23 @@ public final class ClientAddresses {
     return !trusted.isEmpty();
   }
 
-  /** The client's address for a request from {@code peer} carrying {@code forwardedFor} (null when absent). */
+  /**
+   * The client's address for a request from {@code peer} carrying {@code forwardedFor} (null when absent),
+   * in its usual form ({@link Addresses#canonical}: {@code ::1}, an IPv4-mapped address as IPv4).
+   */
   public String resolve(String peer, String forwardedFor) {
+    return walk(Addresses.canonical(peer), forwardedFor);
+  }
+
+  private String walk(String peer, String forwardedFor) {
     if (trusted.isEmpty() || forwardedFor == null || peer == null || !isTrusted(peer)) return peer;
     String[] hops = forwardedFor.split(",", -1);
     String client = peer;
     for (int i = hops.length - 1, seen = 0; i >= 0 && seen < MAX_HOPS; i--, seen++) {
-      String hop = hops[i].trim();
+      String hop = Addresses.canonical(hops[i].trim());
       byte[] ip = NetUtil.createByteArrayFromIpAddressString(hop);
       if (ip == null) return client;
-      client = NetUtil.bytesToIpAddress(ip);
+      client = hop;
       if (!trusted(ip)) return client;
     }
     return client;
@@ -104,11 +112,11 @@ public final class ClientAddresses {
     ctx.next();
   }
 
-  /** The client's address of a request (the TCP peer when no proxy is trusted), or null. */
+  /** The client's address of a request (the TCP peer when no proxy is trusted) in its usual form, or null. */
   static String of(RoutingContext ctx) {
     String resolved = ctx.get(KEY);
     if (resolved != null) return resolved;
     var remote = ctx.request().remoteAddress();
-    return remote == null ? null : remote.host();
+    return remote == null ? null : Addresses.canonical(remote.host());
   }
 }

@@ -7,6 +7,7 @@ import io.meshplane.access.Boundary;
 import io.meshplane.access.Caller;
 import io.meshplane.changes.ChangeLog;
 import io.meshplane.audit.AuditLog;
+import io.meshplane.audit.Target;
 import io.meshplane.auth.AgentCredentials;
 import io.meshplane.common.Ids;
 import io.meshplane.common.Page;
@@ -92,7 +93,7 @@ public final class NodeService implements NodeReader {
           if (address == null) return Future.failedFuture(Refusal.conflict("the address pool is used up"));
           // the change-log entry last: its clock lock is held only from here to the commit
           return credentials.issue(tx, id, req.name(), req.boundary(), caller.id())
-              .compose(credential -> audit.success(tx, caller, request, "node.enroll", "node", id, team, env)
+              .compose(credential -> audit.success(tx, caller, request, "node.enroll", Target.of("node", id, req.name()), team, env)
                   .compose(v -> ChangeLog.append(tx, "enroll",
                       NodeFacts.enrolled(id, team, env, req.name(), address, req.publicKey(), req.tags(), relay)))
                   .map(seq -> new Object[] {new NodeRecord(id, req.name(), team, env, address, req.publicKey(), req.tags(), relay,
@@ -126,7 +127,7 @@ public final class NodeService implements NodeReader {
       if (r == null) return Future.failedFuture(Refusal.notFound("no node " + id));
       return nodes.retag(tx, id, tags, now).compose(updated -> {
         if (!updated) return Future.failedFuture(Refusal.notFound("no node " + id));
-        return audit.success(tx, caller, request, "node.retag", "node", id, r.team(), r.environment())
+        return audit.success(tx, caller, request, "node.retag", Target.of("node", id, r.name()), r.team(), r.environment())
             .compose(v -> ChangeLog.append(tx, "retag", new JsonObject().put("id", id).put("tags", new JsonArray(List.of(tags)))));
       });
     })).compose(seq -> {
@@ -181,7 +182,7 @@ public final class NodeService implements NodeReader {
       // commits, and is rolled back as a 404 (one audit event, one DELETED)
       return nodes.delete(tx, id)
           .compose(deleted -> deleted ? credentials.revokeAll(tx, id, now) : Future.failedFuture(Refusal.notFound("no node " + id)))
-          .compose(denyAfterCommit -> audit.success(tx, caller, request, "node.delete", "node", id, r.team(), r.environment())
+          .compose(denyAfterCommit -> audit.success(tx, caller, request, "node.delete", Target.of("node", id, r.name()), r.team(), r.environment())
               .compose(v -> ChangeLog.append(tx, "delete", new JsonObject().put("id", id)))
               .map(seq -> new Object[] {denyAfterCommit, seq}));
     })).compose(done -> {

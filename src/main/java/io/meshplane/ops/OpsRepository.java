@@ -31,7 +31,7 @@ final class OpsRepository {
       + "requested_at, deadline, delivered_at, completed_at, result";
 
   /** A node as an operation sees it, read under its row lock. */
-  record NodeRow(String id, String team, String environment, String relay, JsonArray ingress, String[] services, String key) {}
+  record NodeRow(String id, String name, String team, String environment, String relay, JsonArray ingress, String[] services, String key) {}
 
   /** An operation row. */
   record Operation(String id, String nodeId, String team, String environment, String kind, String status, JsonObject target,
@@ -45,13 +45,13 @@ final class OpsRepository {
 
   /** The node inside {@code caller}, locked until the transaction ends (serialises changes of one node's work); null when absent. */
   static Future<NodeRow> lockNode(SqlClient tx, Boundary caller, String id) {
-    return tx.preparedQuery("SELECT id, team, environment, relay, ingress, services, COALESCE(NULLIF(reported_key, ''), public_key) AS key "
+    return tx.preparedQuery("SELECT id, name, team, environment, relay, ingress, services, COALESCE(NULLIF(reported_key, ''), public_key) AS key "
             + "FROM nodes WHERE " + Sql.inScope(1, 2) + " AND id = $3 FOR UPDATE")
         .execute(Tuple.of(caller.team(), caller.environment(), id))
         .map(rows -> {
           if (rows.size() == 0) return null;
           Row r = rows.iterator().next();
-          return new NodeRow(r.getString("id"), r.getString("team"), r.getString("environment"), r.getString("relay"),
+          return new NodeRow(r.getString("id"), r.getString("name"), r.getString("team"), r.getString("environment"), r.getString("relay"),
               (JsonArray) r.getJson("ingress"), r.getArrayOfStrings("services"), r.getString("key"));
         });
   }

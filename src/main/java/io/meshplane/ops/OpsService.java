@@ -7,6 +7,7 @@ import io.meshplane.access.Caller;
 import io.meshplane.audit.Actor;
 import io.meshplane.audit.AuditEvent;
 import io.meshplane.audit.AuditLog;
+import io.meshplane.audit.Target;
 import io.meshplane.common.Ids;
 import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
@@ -95,7 +96,7 @@ final class OpsService {
   Future<JsonObject> services(Caller caller, RequestInfo request, String id, String[] services) {
     Instant now = Times.now();
     return change(caller, id, (tx, node) -> OpsRepository.setServices(tx, id, services, now)
-        .compose(v -> audit.success(tx, caller, request, "node.services", "node", id, node.team(), node.environment(),
+        .compose(v -> audit.success(tx, caller, request, "node.services", Target.of("node", id, node.name()), node.team(), node.environment(),
             new JsonObject().put("services", new JsonArray(List.of(services)))))
         .map(v -> (Object) null))
         .compose(x -> nodes.get(caller, id));
@@ -126,7 +127,7 @@ final class OpsService {
       return OpsRepository.releaseHostname(tx, id, in.name())
           .compose(v -> OpsRepository.holdHostname(tx, id, in.name(), in.hostname()))
           .compose(won -> won ? OpsRepository.setIngress(tx, id, next, now) : Future.<Void>failedFuture(held))
-          .compose(v -> audit.success(tx, caller, request, "node.ingress", "node", id, node.team(), node.environment(),
+          .compose(v -> audit.success(tx, caller, request, "node.ingress", Target.of("node", id, node.name()), node.team(), node.environment(),
               new JsonObject().put("ingress", in.name()).put("hostname", in.hostname()).put("port", in.port())))
           .map(v -> (Object) null);
     }).recover(t -> t == held ? audit.<Long>refuse(caller, request, "node.ingress", "node", id, held, false) : Future.failedFuture(t))
@@ -289,7 +290,7 @@ final class OpsService {
       seen[0] = node;
       return prepare.run(tx, node)
           .compose(v -> OpsRepository.insert(tx, opId, node, kind, target, actor, now, now.plus(deadline)))
-          .compose(v -> audit.success(tx, caller, request, "node." + kind, "node", id, node.team(), node.environment(),
+          .compose(v -> audit.success(tx, caller, request, "node." + kind, Target.of("node", id, node.name()), node.team(), node.environment(),
               new JsonObject().put("operation", opId).put("target", target)));
     }).map(seq -> {
       requested.get(kind).increment();

@@ -8,6 +8,7 @@ import io.meshplane.access.Role;
 import io.meshplane.audit.Actor;
 import io.meshplane.audit.AuditEvent;
 import io.meshplane.audit.AuditLog;
+import io.meshplane.audit.Target;
 import io.meshplane.common.Ids;
 import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
@@ -65,7 +66,7 @@ public final class UserService {
       UserRecord u = new UserRecord(Ids.next("usr"), req.username(), hash, req.role(), req.boundary().team(),
           req.boundary().environment(), false, now, now, null, caller.kind().wire + ":" + caller.id());
       return pool.withTransaction(tx -> users.insert(tx, u)
-          .compose(v -> audit.success(tx, caller, request, "user.create", "user", u.id(), u.team(), u.environment()))
+          .compose(v -> audit.success(tx, caller, request, "user.create", Target.of("user", u.id(), u.username()), u.team(), u.environment()))
           .map(v -> u.toJson()));
     });
   }
@@ -116,7 +117,7 @@ public final class UserService {
       UserRecord next = new UserRecord(u.id(), u.username(), passwordHash, role, u.team(), u.environment(), disabled, u.createdAt(),
           Times.now(), u.lastLoginAt(), u.createdBy());
       return users.update(tx, next)
-          .compose(v -> audit.success(tx, caller, request, "user.update", "user", u.id(), u.team(), u.environment(),
+          .compose(v -> audit.success(tx, caller, request, "user.update", Target.of("user", u.id(), u.username()), u.team(), u.environment(),
               new JsonObject().put("changed", new JsonArray(changed)).put("role", next.role().wire).put("disabled", next.disabled())))
           .map(v -> new Object[] {next, changed});
     })).compose(result -> {
@@ -148,7 +149,7 @@ public final class UserService {
     return pool.withTransaction(tx -> users.loggedIn(tx, u.id(), u.updatedAt(), Times.now()).compose(current -> !current
         ? Future.succeededFuture(false)
         : audit.record(tx, AuditEvent.of(new Actor("user", u.id(), u.username()), request, "session.login", "user", u.id(),
-            AuditEvent.SUCCESS, u.team(), u.environment())).map(true)));
+            AuditEvent.SUCCESS, u.team(), u.environment()).named(u.username())).map(true)));
   }
 
   /**
@@ -158,12 +159,13 @@ public final class UserService {
   Future<Void> loginFailed(UserRecord known, String username, RequestInfo request) {
     Actor actor = known == null ? new Actor("user", "unknown", username) : new Actor("user", known.id(), known.username());
     AuditEvent e = AuditEvent.of(actor, request, "session.login", known == null ? null : "user", known == null ? null : known.id(),
-        AuditEvent.FAILED, known == null ? Boundary.ALL : known.team(), known == null ? Boundary.ALL : known.environment());
+        AuditEvent.FAILED, known == null ? Boundary.ALL : known.team(), known == null ? Boundary.ALL : known.environment())
+        .named(known == null ? null : known.username());
     return audit.record(pool, e);
   }
 
   Future<Void> loggedOut(Caller caller, RequestInfo request) {
-    return audit.success(pool, caller, request, "session.logout", "user", caller.id(), caller.team(), caller.environment());
+    return audit.success(pool, caller, request, "session.logout", Target.of("user", caller.id(), caller.name()), caller.team(), caller.environment());
   }
 
   /**
@@ -179,7 +181,7 @@ public final class UserService {
     try {
       return io.meshplane.common.Blocking.await(pool.withTransaction(tx -> new UserRepository(pool).insert(tx, u)
           .compose(v -> audit.record(tx, AuditEvent.of(Actor.cli(osUser), RequestInfo.NONE, "user.create", "user", u.id(),
-              AuditEvent.SUCCESS, u.team(), u.environment())))
+              AuditEvent.SUCCESS, u.team(), u.environment()).named(u.username())))
           .map(v -> u.toJson())), java.time.Duration.ofSeconds(30), "creating the user");
     } catch (IllegalStateException e) {
       // a refusal (the name is taken) is the person's mistake, not a failure of the command; whoever

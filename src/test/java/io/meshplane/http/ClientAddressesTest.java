@@ -37,6 +37,19 @@ class ClientAddressesTest {
   }
 
   @Test
+  void addressesAreInTheirUsualForm() {
+    assertEquals("::1", ClientAddresses.NONE.resolve("0:0:0:0:0:0:0:1", null));
+    assertEquals("2001:db8::7", ClientAddresses.NONE.resolve("2001:0db8:0:0:0:0:0:7", null));
+    assertEquals("192.0.2.7", ClientAddresses.NONE.resolve("::ffff:192.0.2.7", null), "IPv4-mapped is shown as IPv4");
+    assertEquals("192.0.2.7", ClientAddresses.NONE.resolve("0:0:0:0:0:ffff:c000:207", null));
+    // a mapped proxy address is trusted as the IPv4 address it is, and the client named by the header is in its usual form too
+    assertEquals("2001:db9::1", proxies.resolve("::ffff:10.0.0.5", "2001:db9:0:0:0:0:0:1"));
+    assertEquals("198.51.100.7", proxies.resolve("10.0.0.5", "::ffff:198.51.100.7"));
+    assertEquals("not an address", io.meshplane.common.Addresses.canonical("not an address"));
+    assertEquals(null, io.meshplane.common.Addresses.canonical(null));
+  }
+
+  @Test
   void badEntriesAreRefusedByName() {
     assertThrows(IllegalArgumentException.class, () -> ClientAddresses.of(List.of("proxy.example")));
     assertThrows(IllegalArgumentException.class, () -> ClientAddresses.of(List.of("10.0.0.0/33")));

@@ -34,6 +34,14 @@ public final class Browser implements AutoCloseable {
 
   /** A browser at the window size given, whose relative paths go to {@code base} ({@code http://127.0.0.1:port}). */
   public Browser(String base, int width, int height) {
+    this(base, width, height, new String[0]);
+  }
+
+  /**
+   * As {@link #Browser(String, int, int)}, with more Chromium switches: {@code --host-resolver-rules=MAP panel.test 127.0.0.1}
+   * lets a test open a replica under a name the browser does not count as a secure context, as 127.0.0.1 is.
+   */
+  public Browser(String base, int width, int height, String... switches) {
     try {
       this.profile = Files.createTempDirectory("meshplane-chromium-");
     } catch (IOException e) {
@@ -42,7 +50,7 @@ public final class Browser implements AutoCloseable {
     this.base = base;
     ChromeOptions options = new ChromeOptions().setBinary(CHROMIUM).addArguments("--headless=new", "--no-sandbox", "--disable-gpu",
         "--disable-dev-shm-usage", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-        "--user-data-dir=" + profile, "--window-size=" + width + "," + height);
+        "--user-data-dir=" + profile, "--window-size=" + width + "," + height).addArguments(switches);
     // the console's messages (CSP violations, script errors) are read back by the tests
     options.setCapability("goog:loggingPrefs", java.util.Map.of("browser", "ALL"));
     ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(Paths.get(CHROMEDRIVER).toFile())
