@@ -1,7 +1,7 @@
 // Operations: every operation of the fleet the user may see (GET /api/v1/operations, newest first),
 // live every 3 s, with filters in the hash (kind, status, node id, since, until).
 
-import { h, td, badge, fmtTime, ageEl, str, link, nodeHref } from './ui.js';
+import { h, td, badge, ageEl, str, link, nodeHref } from './ui.js';
 import { listView } from './listview.js';
 
 const KINDS = [['rekey', 'Re-key'], ['move_relay', 'Relay move'], ['drain_ingress', 'Ingress drain']];
@@ -11,6 +11,22 @@ const STATUSES = [
 ];
 const COLUMNS = ['Requested', 'Kind', 'Status', 'Node', 'Target and result', 'Requested by', 'Delivered', 'Completed'];
 const POLL_MS = 3000;
+
+/**
+ * A compact local time: the time of day for today, else the date and time; the ISO value in `title`
+ * and `datetime`; `empty` when there is none.
+ */
+export function shortTime(iso, empty = '—') {
+  if (!iso || typeof iso !== 'string') return h('span', { class: 'muted' }, empty);
+  const t = Date.parse(iso);
+  if (!Number.isFinite(t)) return h('span', {}, iso);
+  const d = new Date(t);
+  const today = new Date().toDateString() === d.toDateString();
+  const text = today
+    ? d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' })
+    : d.toLocaleString(undefined, { month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit' });
+  return h('time', { datetime: iso, title: iso }, text);
+}
 
 function shortKey(k) {
   const s = str(k);
@@ -57,8 +73,7 @@ function operationRow(op) {
   return h('tr', {
     'data-test': 'operation-row', 'data-op-id': id, 'data-op-kind': str(op.kind), 'data-op-status': str(op.status),
   },
-  // the time heads the row (and does not wrap)
-  h('th', { scope: 'row' }, fmtTime(op.requested_at), h('div', { class: 'muted small' }, ageEl(op.requested_at))),
+  td(shortTime(op.requested_at), h('div', { class: 'muted small' }, ageEl(op.requested_at))),
   td(h('span', { class: 'mono' }, str(op.kind))),
   td(badge(str(op.status), { 'data-test': 'operation-status' })),
   td(nodeId
@@ -68,8 +83,8 @@ function operationRow(op) {
     : h('span', { class: 'muted' }, '—')),
   td(h('div', {}, targetText(op)), result ? clipped(result, { class: 'muted small', 'data-test': 'operation-result' }) : null),
   td(h('span', { title: `${str(by.type)} ${str(by.id)}` }, str(by.name) || str(by.id))),
-  td(fmtTime(op.delivered_at, '—')),
-  td(fmtTime(op.completed_at, '—')));
+  td(shortTime(op.delivered_at)),
+  td(shortTime(op.completed_at)));
 }
 
 export function renderOperations(ctx) {

@@ -131,6 +131,7 @@ class OperationsBrowserTest {
     String agentRekey = accepted(HttpMethod.POST, "/v1/nodes/" + agentId + "/rekey", null);
     browser.await("the agent's re-key listed as succeeded", Duration.ofSeconds(45), d -> status(agentRekey).equals("succeeded") ? true : null);
     assertNotReloaded();
+    ((JavascriptExecutor) browser.driver()).executeScript("document.activeElement.blur();");
     browser.screenshot("operations");
     assertEquals(List.of(), accessibility(), "serious or critical accessibility violations on #/operations");
 
