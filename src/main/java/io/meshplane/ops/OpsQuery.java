@@ -24,8 +24,9 @@ import java.util.TreeSet;
  *       applied to them.
  * </ul>
  *
- * The scope's team and environment are left out of the SQL when they are {@code *}, instead of the
- * {@code ($1 = '*' OR team = $1)} form, so the planner sees which index fits. Kinds and statuses are
+ * The scope's team and environment are left out of the SQL when they are {@code *}
+ * ({@link Sql#inScope(String, String, List)}) rather than compared with {@code *} at run time, so the
+ * planner sees which index fits. Kinds and statuses are
  * written as literals: they come from the fixed sets {@link OpsService#KINDS} and
  * {@link OpsService#STATUSES}, checked before (never text a caller typed).
  */
@@ -55,9 +56,7 @@ final class OpsQuery {
   /** The page after ({@code afterAt}, {@code afterId}) (both null on the first page), {@code limit} rows at most. */
   static Statement page(String columns, Boundary caller, Filter f, Instant afterAt, String afterId, int limit) {
     List<Object> params = new ArrayList<>();
-    StringBuilder common = new StringBuilder("TRUE");
-    if (!Boundary.ALL.equals(caller.team())) common.append(" AND team = ").append(param(params, caller.team()));
-    if (!Boundary.ALL.equals(caller.environment())) common.append(" AND environment = ").append(param(params, caller.environment()));
+    StringBuilder common = new StringBuilder("TRUE").append(Sql.inScope(caller.team(), caller.environment(), params));
     if (f.nodeId() != null) common.append(" AND node_id = ").append(param(params, f.nodeId()));
     if (f.since() != null) common.append(" AND requested_at >= ").append(param(params, Sql.odt(f.since())));
     if (f.until() != null) common.append(" AND requested_at < ").append(param(params, Sql.odt(f.until())));

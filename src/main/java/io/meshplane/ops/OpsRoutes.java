@@ -110,8 +110,8 @@ final class OpsRoutes {
 
   /**
    * The filters of {@code GET /operations}: comma-separated kinds and statuses ({@code open} = pending
-   * and delivered), one node id, a half-open time range on
-   * requested_at. Every bad value is a 400 naming its parameter.
+   * and delivered), one node id, a half-open time range on requested_at. Every bad value is a 400
+   * naming its parameter (a parameter given twice is refused before, by the request's checks).
    */
   static OpsQuery.Filter parseFilter(RoutingContext ctx) {
     Fields f = new Fields();
