@@ -8,6 +8,7 @@ import { renderLogin } from './login.js';
 import { renderOverview } from './overview.js';
 import { renderNodes } from './nodes.js';
 import { renderNode } from './node.js';
+import { renderOperations } from './operations.js';
 import { renderTokens } from './tokens.js';
 import { renderAcl, renderAclHistory } from './acl.js';
 import { renderAudit, renderEvents } from './logs.js';
@@ -17,6 +18,7 @@ import { renderUsers } from './users.js';
 const NAV = [
   { page: 'overview', href: '#/', label: 'Overview', perm: 'nodes:read' },
   { page: 'nodes', href: '#/nodes', label: 'Nodes', perm: 'nodes:read' },
+  { page: 'operations', href: '#/operations', label: 'Operations', perm: 'nodes:read' },
   { page: 'tokens', href: '#/tokens', label: 'Tokens', perm: 'tokens:read' },
   { page: 'acl', href: '#/acl', label: 'ACL policy', perm: 'acl:read' },
   { page: 'audit', href: '#/audit', label: 'Audit log', perm: 'audit:read' },
@@ -28,6 +30,7 @@ const ROUTES = [
   { re: /^\/$/, nav: 'overview', perm: 'nodes:read', render: renderOverview },
   { re: /^\/nodes$/, nav: 'nodes', perm: 'nodes:read', render: renderNodes },
   { re: /^\/nodes\/([^/]+)$/, nav: 'nodes', perm: 'nodes:read', render: renderNode },
+  { re: /^\/operations$/, nav: 'operations', perm: 'nodes:read', render: renderOperations },
   { re: /^\/tokens$/, nav: 'tokens', perm: 'tokens:read', render: renderTokens },
   { re: /^\/acl$/, nav: 'acl', perm: 'acl:read', render: renderAcl },
   { re: /^\/acl\/history$/, nav: 'acl', perm: 'acl:read', render: renderAclHistory },

@@ -8,7 +8,7 @@ const CARDS = [
   { key: 'stale', label: 'Stale', pick: (o) => o.nodes && o.nodes.stale, href: '#/nodes?status=stale', tone: 'warn' },
   { key: 'pending', label: 'Pending', pick: (o) => o.nodes && o.nodes.pending, href: '#/nodes?status=pending', tone: 'muted' },
   { key: 'total', label: 'Nodes in total', pick: (o) => o.nodes && o.nodes.total, href: '#/nodes', tone: 'neutral' },
-  { key: 'ops', label: 'Operations in flight', pick: (o) => o.operations_in_flight, tone: 'info' },
+  { key: 'ops', label: 'Operations in flight', pick: (o) => o.operations_in_flight, href: '#/operations?status=open', tone: 'info' },
   { key: 'drift', label: 'Nodes with policy drift', pick: (o) => o.policy_drift, href: '#/events?type=node.policy_drift', tone: 'bad' },
   { key: 'hbps', label: 'Heartbeats per second', pick: (o) => o.heartbeats_per_second, tone: 'neutral', decimals: true },
 ];

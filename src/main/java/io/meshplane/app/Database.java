@@ -324,7 +324,10 @@ public final class Database implements AutoCloseable {
    * that however slow they get they never take the main pool's connections (heartbeat flushes,
    * enrollments, policy updates); and on each of them PostgreSQL cancels a statement after
    * {@code timeout} (SQLSTATE 57014, answered 503 {@code query_timeout}). Few waiters: beyond
-   * {@code size x 32} requests queue no more (503).
+   * {@code size x 32} requests queue no more (503). Each statement is planned for its own values
+   * ({@code plan_cache_mode = force_custom_plan}): a cached generic plan cannot tell a team of ten
+   * rows from a team of a million, and could walk a fleet-wide index to fill a small team's page
+   * (load-tests/ops-list-cost.sh); planning a list costs well under a millisecond.
    */
   public Pool readPool(Vertx vertx, int size, Duration timeout) {
     PoolOptions poolOptions = new PoolOptions()
@@ -333,7 +336,8 @@ public final class Database implements AutoCloseable {
         .setConnectionTimeout(5)
         .setIdleTimeout(60)
         .setName("meshplane-reads");
-    PgConnectOptions opts = new PgConnectOptions(connectOptions).addProperty("statement_timeout", Long.toString(timeout.toMillis()));
+    PgConnectOptions opts = new PgConnectOptions(connectOptions).addProperty("statement_timeout", Long.toString(timeout.toMillis()))
+        .addProperty("plan_cache_mode", "force_custom_plan");
     opts.setMetricsName("postgres-reads"); // its meters apart from the main pool's (Observability's labels)
     NetClientOptions net = new NetClientOptions().setConnectTimeout(3000).setTcpKeepAlive(true).setMetricsName("postgres-reads");
     return PgBuilder.pool().with(poolOptions).with(net).connectingTo(opts).using(vertx).build();

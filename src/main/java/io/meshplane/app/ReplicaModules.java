@@ -54,7 +54,7 @@ final class ReplicaModules {
     policy = new PolicyModule(vertx, hz, p, changes, (eventId, nodeId) -> heartbeat.drift(eventId, nodeId), audit.log(),
         observability.mesh(), cursors, config.policyWork());
     // operations answer with the node record, which the node feature (built last) reads: asked at call time
-    ops = new OpsModule(vertx, p, audit.log(), changes, (caller, id) -> nodes.service().get(caller, id), config.relays(),
+    ops = new OpsModule(vertx, p, reads, audit.log(), changes, (caller, id) -> nodes.service().get(caller, id), config.relays(),
         observability.mesh(), cursors, config.operationsDeadline());
     heartbeat = new HeartbeatModule(vertx, hz, p, reads, changes, policy, ops, observability.mesh(), cursors, new HeartbeatModule.Settings(
         config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog(), config.pendingTtl()));

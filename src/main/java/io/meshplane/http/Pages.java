@@ -12,7 +12,12 @@ public final class Pages {
 
   /** Reads {@code limit} and {@code cursor} from the query string; 400 naming the parameter when bad. */
   public static Page from(RoutingContext ctx, Cursors cursors, String list) {
-    int limit = Params.integer(ctx, "limit", 1, Page.MAX_LIMIT, Page.DEFAULT_LIMIT);
+    return from(ctx, cursors, list, Page.DEFAULT_LIMIT);
+  }
+
+  /** As {@link #from(RoutingContext, Cursors, String)}, for a list whose {@code limit} defaults to {@code defaultLimit}. */
+  public static Page from(RoutingContext ctx, Cursors cursors, String list, int defaultLimit) {
+    int limit = Params.integer(ctx, "limit", 1, Page.MAX_LIMIT, defaultLimit);
     String cursor = ctx.request().getParam("cursor");
     Vertx vertx = ctx.vertx();
     Page.Offload worker = new Page.Offload() {

@@ -37,12 +37,15 @@ public final class OpsModule implements Module, NodeWork {
   private long sweepTimer = -1;
   private boolean sweeping;
 
-  /** @param deadline how long an operation may stay open ({@code operations.deadline}) */
-  public OpsModule(Vertx vertx, Pool pool, AuditLog audit, ChangeLog.Feed feed, NodeReader nodes, Relays relays, MeshMetrics metrics,
+  /**
+   * @param reads the read pool (its own connections, postgres.read_timeout per statement): the fleet-wide list
+   * @param deadline how long an operation may stay open ({@code operations.deadline})
+   */
+  public OpsModule(Vertx vertx, Pool pool, Pool reads, AuditLog audit, ChangeLog.Feed feed, NodeReader nodes, Relays relays, MeshMetrics metrics,
       Cursors cursors, Duration deadline) {
     this.vertx = vertx;
     this.cursors = cursors;
-    this.service = new OpsService(pool, new OpsRepository(pool), audit, feed, nodes, relays, deadline, metrics.registry());
+    this.service = new OpsService(pool, new OpsRepository(pool, reads), audit, feed, nodes, relays, deadline, metrics.registry());
     // expiry is checked a few times per deadline, at most every 5 s
     this.sweepMs = Math.max(200, Math.min(5000, deadline.toMillis() / 4));
     feed.follow(board);

@@ -38,9 +38,12 @@ final class OpsRepository {
       Actor requestedBy, Instant requestedAt, Instant deadline, Instant deliveredAt, Instant completedAt, JsonObject result) {}
 
   private final Pool pool;
+  private final Pool reads;
 
-  OpsRepository(Pool pool) {
+  /** @param reads the read pool (its own connections, postgres.read_timeout per statement) for the fleet-wide list */
+  OpsRepository(Pool pool, Pool reads) {
     this.pool = pool;
+    this.reads = reads;
   }
 
   /** The node inside {@code caller}, locked until the transaction ends (serialises changes of one node's work); null when absent. */
@@ -162,7 +165,12 @@ final class OpsRepository {
         .map(rows -> Sql.list(rows, OpsRepository::map));
   }
 
-  /** Whether the node exists inside the caller's boundary (an empty operations page of a missing node is a 404). */
+  /** A page of the operations inside the caller's boundary, newest first, filtered ({@link OpsQuery}); on the read pool. */
+  Future<List<Operation>> list(Boundary caller, OpsQuery.Filter filter, Instant afterAt, String afterId, int limit) {
+    OpsQuery.Statement q = OpsQuery.page(COLUMNS, caller, filter, afterAt, afterId, limit);
+    return reads.preparedQuery(q.sql()).execute(Tuple.from(q.params())).map(rows -> Sql.list(rows, OpsRepository::map));
+  }
+
   /** Operations of the boundary still pending or delivered (the partial index on open operations serves it). */
   Future<Long> openCount(Boundary caller) {
     return pool.preparedQuery("SELECT count(*) FROM operations WHERE " + Sql.inScope(1, 2) + " AND status IN " + OPEN)
@@ -170,6 +178,7 @@ final class OpsRepository {
         .map(rows -> rows.iterator().next().getLong(0));
   }
 
+  /** Whether the node exists inside the caller's boundary (an empty operations page of a missing node is a 404). */
   Future<Boolean> nodeExists(Boundary caller, String nodeId) {
     return pool.preparedQuery("SELECT 1 FROM nodes WHERE " + Sql.inScope(1, 2) + " AND id = $3")
         .execute(Tuple.of(caller.team(), caller.environment(), nodeId)).map(rows -> rows.size() > 0);

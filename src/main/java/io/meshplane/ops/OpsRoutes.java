@@ -20,8 +20,12 @@ import io.meshplane.node.NodeFormats;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
+import java.time.Instant;
+import java.util.Arrays;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Services, ingress and operations under an API (API.md §9). Parsing here, rules in {@link OpsService}.
@@ -29,6 +33,11 @@ import java.util.Set;
  * JSON object.
  */
 final class OpsRoutes {
+  /** The fleet-wide list's default page size (API.md §9); at most {@link Page#MAX_LIMIT} like every list. */
+  static final int LIST_LIMIT = 50;
+  /** What {@code status=open} stands for: the operations not completed yet. */
+  private static final Set<String> OPEN = Set.of("pending", "delivered");
+
   private OpsRoutes() {}
 
   static void mount(Api api, OpsService ops, Cursors cursors) {
@@ -80,6 +89,15 @@ final class OpsRoutes {
         return null;
       });
     });
+    api.route(GET, "/operations", Permission.NODES_READ, "operation.list", null,
+        Query.paged("kind", "status", "node_id", "since", "until"), (ctx, caller) -> {
+          OpsQuery.Filter filter = parseFilter(ctx);
+          Page page = Pages.from(ctx, cursors, "operations", LIST_LIMIT);
+          return ops.list(caller, filter, page).map(body -> {
+            Responses.ok(ctx, body);
+            return null;
+          });
+        });
     api.route(GET, "/operations/{id}", Permission.NODES_READ, "operation.read", "operation", (ctx, caller) -> {
       String id = ctx.pathParam("id");
       if (!Ids.looksLike("op", id)) throw Refusal.notFound("no operation " + id);
@@ -88,6 +106,50 @@ final class OpsRoutes {
         return null;
       });
     });
+  }
+
+  /**
+   * The filters of {@code GET /operations}: comma-separated kinds and statuses ({@code open} = pending
+   * and delivered), one node id, a half-open time range on requested_at. Every bad value is a 400
+   * naming its parameter (a parameter given twice is refused before, by the request's checks).
+   */
+  static OpsQuery.Filter parseFilter(RoutingContext ctx) {
+    Fields f = new Fields();
+    Set<String> kinds = new TreeSet<>();
+    for (String k : values(ctx, "kind")) {
+      if (OpsService.KINDS.contains(k)) {
+        kinds.add(k);
+      } else {
+        f.error("kind", "must be rekey, move_relay or drain_ingress, or several of them separated by commas");
+        break;
+      }
+    }
+    Set<String> statuses = new TreeSet<>();
+    for (String s : values(ctx, "status")) {
+      if (s.equals("open")) {
+        statuses.addAll(OPEN);
+      } else if (OpsService.STATUSES.contains(s)) {
+        statuses.add(s);
+      } else {
+        f.error("status", "must be pending, delivered, succeeded, failed, expired or open, or several of them separated by commas");
+        break;
+      }
+    }
+    String node = ctx.request().getParam("node_id");
+    if (node != null && !Ids.looksLike("nd", node)) f.error("node_id", "is not a node id");
+    String sinceRaw = ctx.request().getParam("since");
+    Instant since = sinceRaw == null ? null : f.parseTimestamp(sinceRaw, "since");
+    String untilRaw = ctx.request().getParam("until");
+    Instant until = untilRaw == null ? null : f.parseTimestamp(untilRaw, "until");
+    if (since != null && until != null && !until.isAfter(since)) f.error("until", "must be later than since");
+    f.check();
+    return new OpsQuery.Filter(kinds, statuses, node, since, until);
+  }
+
+  /** A list parameter's comma-separated values (none when absent); an empty value is one empty item, refused. */
+  private static List<String> values(RoutingContext ctx, String name) {
+    String raw = ctx.request().getParam(name);
+    return raw == null ? List.of() : Arrays.asList(raw.split(",", -1));
   }
 
   private static io.vertx.core.Future<Void> accepted(Api api, RoutingContext ctx, io.vertx.core.Future<JsonObject> op) {

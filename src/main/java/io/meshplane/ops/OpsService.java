@@ -19,6 +19,7 @@ import io.meshplane.node.Relays;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
@@ -176,6 +177,25 @@ final class OpsService {
           ? Future.succeededFuture(page.respond(rows, OpsService::toJson, r -> List.of(r.id())))
           : Future.failedFuture(Refusal.notFound("no node " + nodeId)));
     });
+  }
+
+  /**
+   * A page of the operations inside the caller's boundary, newest first (API.md §9, {@code GET /operations}):
+   * the cursor holds the last item's (requested_at, id).
+   */
+  Future<Buffer> list(Caller caller, OpsQuery.Filter filter, Page page) {
+    Instant afterAt = null;
+    String afterId = null;
+    if (page.after() != null) {
+      try {
+        afterAt = Instant.parse(page.afterPart(0));
+        afterId = page.afterPart(1);
+      } catch (RuntimeException e) {
+        throw Refusal.invalid("cursor", "is not a cursor this API returned for this list");
+      }
+    }
+    return repo.list(caller.boundary(), filter, afterAt, afterId, page.fetch())
+        .compose(rows -> page.render(rows, OpsService::toJson, r -> List.of(r.requestedAt().toString(), r.id())));
   }
 
   // ---- what heartbeats bring ----

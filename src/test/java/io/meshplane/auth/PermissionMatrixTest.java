@@ -67,6 +67,7 @@ class PermissionMatrixTest {
     EXPECTED.put("POST /v1/nodes/{id}/ingress", Permission.NODES_OPERATE);
     EXPECTED.put("POST /v1/nodes/{id}/ingress/{name}/drain", Permission.NODES_OPERATE);
     EXPECTED.put("GET /v1/nodes/{id}/operations", Permission.NODES_READ);
+    EXPECTED.put("GET /v1/operations", Permission.NODES_READ);
     EXPECTED.put("GET /v1/operations/{id}", Permission.NODES_READ);
     EXPECTED.put("GET /v1/acl", Permission.ACL_READ);
     EXPECTED.put("PUT /v1/acl", Permission.ACL_WRITE);

@@ -211,6 +211,8 @@ final class HostileReplica {
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.POST, "/v1/acl/preview", "/v1/acl/preview", bearer, scopeParams, null, preview(policy)));
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/nodes/{id}/operations", nodePath + "/operations", bearer,
         Map.of("status", "pending", "limit", "1", "cursor", opsCursor), "operations:" + node.id(), null));
+    QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/operations", "/v1/operations", bearer, Map.of("limit", "5", "kind", "rekey,move_relay",
+        "status", "open,failed", "node_id", node.id(), "since", since, "until", "2126-01-01T00:00:00Z", "cursor", ""), "operations", null));
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/api/v1/users", "/api/v1/users", panel, Map.of("limit", "1", "cursor", usersCursor),
         "users", null));
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/readyz", "/readyz", new Door(port, Map.of()), Map.of("exclude", "postgres"), null, null));

@@ -164,6 +164,18 @@ class OpenApiOpsContractTest {
     check("GET", "/v1/nodes/" + edge + "/operations", root, null, "cursor=forged", 400);
     check("GET", "/v1/nodes/" + UNKNOWN_NODE + "/operations", root, null, null, 404);
     check("GET", "/v1/nodes/" + edge + "/operations", monitoring, null, "limit=1", 200);
+    // the fleet's list, newest first, filtered and paged
+    JsonObject fleet = check("GET", "/v1/operations", root, null, null, 200);
+    assertEquals(lie, fleet.getJsonArray("items").getJsonObject(0).getString("id"), fleet.encode());
+    JsonObject two = check("GET", "/v1/operations", root, null, "kind=rekey,move_relay&status=succeeded,failed,open&limit=2", 200);
+    check("GET", "/v1/operations", root, null, "kind=rekey&limit=2&cursor=" + two.getString("next_cursor"), 200);
+    check("GET", "/v1/operations", root, null, "node_id=" + edge + "&since=2026-01-01T00:00:00Z&until=2126-01-01T00:00:00Z", 200);
+    check("GET", "/v1/operations", monitoring, null, "status=open", 200);
+    check("GET", "/v1/operations", root, null, "status=done", 400);
+    check("GET", "/v1/operations", root, null, "kind=reboot", 400);
+    check("GET", "/v1/operations", root, null, "until=yesterday", 400);
+    check("GET", "/v1/operations", root, null, "cursor=" + page.getString("next_cursor"), 400); // a node's list's cursor
+    check("GET", "/v1/operations", agent, null, null, 403);
     check("GET", "/v1/operations/" + UNKNOWN_OP, root, null, null, 404);
     check("GET", "/v1/operations/" + rekey, agent, null, null, 403);
 

@@ -151,6 +151,8 @@ class OpenApiPanelContractTest {
     call("GET", "/api/v1/nodes/" + node.id(), null, operator, false, null, 200);
     call("GET", "/api/v1/nodes/" + node.id() + "/peers", null, operator, false, null, 200);
     call("GET", "/api/v1/nodes/nd_01m8000000000000000000000z/peers", null, operator, false, null, 404);
+    call("GET", "/api/v1/operations", "status=open,failed&kind=rekey&limit=5", operator, false, null, 200);
+    call("GET", "/api/v1/operations", "status=done", operator, false, null, 400);
     JsonObject tokenBody = new JsonObject().put("name", "ci").put("expires", Instant.now().plus(Duration.ofDays(1)).toString())
         .put("scope", new JsonObject().put("team", "web").put("environment", "prod").put("surface", "pipeline"));
     HttpResponse<Buffer> token = call("POST", "/api/v1/auth/tokens", null, operator, true, tokenBody.encode(), 201);
