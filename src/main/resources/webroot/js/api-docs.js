@@ -57,7 +57,37 @@ async function showSession() {
   }
 }
 
+/**
+ * Swagger UI leaves some controls without an accessible name (the example pickers, a parameter's value
+ * list, the request body's editor) and its code blocks scroll without being focusable: each is given
+ * a name (aria-label) and code blocks a tab stop as Swagger UI draws them.
+ */
+function nameFor(el) {
+  const row = el.closest('tr[data-param-name]');
+  if (row) return `${row.dataset.paramName} (${row.dataset.paramIn || 'parameter'})`;
+  if (el.classList.contains('examples-select-element')) return 'Example';
+  if (el.closest('.body-param, .opblock-section-request-body')) return el.tagName === 'TEXTAREA' ? 'Request body' : 'Request media type';
+  if (el.closest('.responses-wrapper, .response-controls')) return 'Response media type';
+  return el.getAttribute('title') || el.getAttribute('name') || 'Value';
+}
+
+function fixAccessibility(root) {
+  for (const el of root.querySelectorAll('select, textarea, input')) {
+    if ((el.labels && el.labels.length) || el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby')) continue;
+    el.setAttribute('aria-label', nameFor(el));
+  }
+  for (const pre of root.querySelectorAll('.highlight-code pre:not([tabindex]), pre.microlight:not([tabindex])')) {
+    pre.setAttribute('tabindex', '0');
+  }
+}
+
+function watchAccessibility() {
+  const root = document.getElementById('swagger-ui');
+  new MutationObserver(() => fixAccessibility(root)).observe(root, { childList: true, subtree: true });
+}
+
 function start() {
+  watchAccessibility();
   followColorScheme();
   showSession();
   // window.SwaggerUIBundle: the WebJar's UMD bundle, a classic script

@@ -107,7 +107,7 @@ class AccessibilityBrowserTest {
   void everyPageHasNoSeriousOrCriticalViolationInEitherColourScheme() {
     List<String> failures = new ArrayList<>();
     for (String scheme : List.of("light", "dark")) {
-      scheme(scheme);
+      scheme(browser, scheme);
       browser.driver().manage().deleteAllCookies();
       failures.addAll(check(LOGIN, scheme));
       signIn();
@@ -117,7 +117,7 @@ class AccessibilityBrowserTest {
   }
 
   /** Emulates {@code prefers-color-scheme: scheme} in the browser's tab (it stays through navigations). */
-  static void scheme(String scheme) {
+  static void scheme(Browser browser, String scheme) {
     ((ChromeDriver) browser.driver()).executeCdpCommand("Emulation.setEmulatedMedia",
         Map.of("media", "", "features", List.of(Map.of("name", "prefers-color-scheme", "value", scheme))));
     Object matches = ((JavascriptExecutor) browser.driver()).executeScript(
@@ -143,14 +143,19 @@ class AccessibilityBrowserTest {
       return null;
     });
     browser.screenshot("a11y-" + scheme + "-" + page.name());
+    return violations(browser, page.name() + " [" + scheme + "]");
+  }
+
+  /** axe-core's serious and critical violations on the page shown, one line per element, each starting with {@code label}. */
+  static List<String> violations(Browser browser, String label) {
     Results results = new AxeBuilder().analyze(browser.driver());
     List<String> out = new ArrayList<>();
-    if (results.isErrored()) out.add(page.name() + " [" + scheme + "]: axe failed: " + results.getErrorMessage());
+    if (results.isErrored()) out.add(label + ": axe failed: " + results.getErrorMessage());
     for (Rule rule : results.getViolations()) {
       if (!BLOCKING.contains(rule.getImpact())) continue;
       for (CheckedNode node : rule.getNodes()) {
         String summary = node.getFailureSummary() == null ? "" : node.getFailureSummary().replace('\n', ' ');
-        out.add(page.name() + " [" + scheme + "] " + rule.getId() + " (" + rule.getImpact() + "): " + node.getTarget() + " — " + summary);
+        out.add(label + " " + rule.getId() + " (" + rule.getImpact() + "): " + node.getTarget() + " — " + summary);
       }
     }
     return out;
