@@ -41,8 +41,11 @@ import org.openqa.selenium.chrome.ChromeDriver;
  */
 @Timeout(600)
 class AccessibilityBrowserTest {
-  /** A page to check: {@code route} ({@code {node}} stands for the test node's id) and what shows once it is loaded. */
-  record Page(String name, String route, String ready) {}
+  /**
+   * A page to check: {@code route} ({@code {node}} stands for the test node's id) and what shows once it is
+   * loaded: CSS selectors (data-test hooks), each of which must match a shown element.
+   */
+  record Page(String name, String route, String... ready) {}
 
   /** The login page, checked signed out. */
   static final Page LOGIN = new Page("login", "/#/login", "[data-test=login-username]");
@@ -51,7 +54,7 @@ class AccessibilityBrowserTest {
   static final List<Page> PAGES = List.of(
       new Page("overview", "/#/", "[data-test=overview-total][data-value]"),
       new Page("nodes", "/#/nodes", "[data-test=node-row]"),
-      new Page("node", "/#/nodes/{node}", "[data-test=peer-row]"),
+      new Page("node", "/#/nodes/{node}", "[data-test=node-field-id]", "[data-test=node-operations]", "[data-test=peer-row]"),
       new Page("tokens", "/#/tokens", "[data-test=token-row]"),
       new Page("acl", "/#/acl?team=team-a&environment=prod", "[data-test=acl-grant]"),
       new Page("acl-history", "/#/acl/history?team=team-a&environment=prod", "[data-test=acl-version-row]"),
@@ -136,12 +139,14 @@ class AccessibilityBrowserTest {
   /** Opens the page, waits for its data, runs axe; the serious and critical violations, one line per element. */
   static List<String> check(Page page, String scheme) {
     browser.open(page.route().replace("{node}", nodeId));
-    browser.await(page.name() + " loaded (" + page.ready() + ")", Duration.ofSeconds(30), d -> {
-      for (WebElement e : d.findElements(By.cssSelector(page.ready()))) {
-        if (e.isDisplayed()) return true;
-      }
-      return null;
-    });
+    for (String ready : page.ready()) {
+      browser.await(page.name() + " loaded (" + ready + ")", Duration.ofSeconds(30), d -> {
+        for (WebElement e : d.findElements(By.cssSelector(ready))) {
+          if (e.isDisplayed()) return true;
+        }
+        return null;
+      });
+    }
     browser.screenshot("a11y-" + scheme + "-" + page.name());
     return violations(browser, page.name() + " [" + scheme + "]");
   }
