@@ -9,8 +9,8 @@ import org.slf4j.Marker;
 /**
  * Drops exactly one log message: Micrometer's "This Gauge has been already registered
  * (MeterId{name='vertx.…'})". Vert.x's metrics (vertx-micrometer-metrics 5) register a gauge again
- * for every connection, request or pool with the same labels: the second connection to a port, the
- * second PostgreSQL connection of a pool, a second HTTP instance sharing a port. Micrometer keeps the
+ * for every connection, request or pool with the same labels: the second connection to a port (whichever
+ * of the HTTP instances sharing it takes it), the second PostgreSQL connection of a pool. Micrometer keeps the
  * first gauge and ignores the new one, and warns; but every registration of one id gets the same
  * counter from Vert.x (its per-registry map of id to {@code LongAdder}, which the kept gauge reads),
  * so the gauge counts every connection of every instance: nothing is lost, the warning is noise
