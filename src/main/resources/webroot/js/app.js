@@ -24,7 +24,11 @@ const NAV = [
   { page: 'audit', href: '#/audit', label: 'Audit log', perm: 'audit:read' },
   { page: 'events', href: '#/events', label: 'Events', perm: 'events:read' },
   { page: 'users', href: '#/users', label: 'Users', perm: 'users:manage' },
+  // a page of its own (Swagger UI over the OpenAPI document), not a route of this app; no permission
+  { page: 'api-docs', href: '/api-docs.html', label: 'API docs', perm: null },
 ];
+
+const allowed = (n) => !n.perm || can(n.perm);
 
 const ROUTES = [
   { re: /^\/$/, nav: 'overview', perm: 'nodes:read', render: renderOverview },
@@ -91,7 +95,7 @@ export function navigate(hash, { replace = false } = {}) {
 }
 
 function firstAllowedPage() {
-  const entry = NAV.find((n) => can(n.perm));
+  const entry = NAV.find((n) => n.perm && can(n.perm));
   return entry ? entry.href : null;
 }
 
@@ -108,7 +112,7 @@ function renderHeader(session) {
     return;
   }
   const u = session.user || {};
-  nav.replaceChildren(h('ul', { class: 'nav-list' }, NAV.filter((n) => can(n.perm)).map((n) =>
+  nav.replaceChildren(h('ul', { class: 'nav-list' }, NAV.filter(allowed).map((n) =>
     h('li', {}, h('a', { href: n.href, 'data-test': `nav-${n.page}`, 'data-page': n.page }, n.label)))));
   const logoutBtn = btn('Log out', { 'data-test': 'logout', class: 'btn-small' });
   logoutBtn.addEventListener('click', async () => {

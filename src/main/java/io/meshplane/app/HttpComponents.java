@@ -133,7 +133,7 @@ final class HttpComponents {
 
   /** What the panel serves until PostgreSQL has answered: the dashboard's files, probes, metrics, 503 under /api/v1. */
   private Handler<HttpServerRequest> panelStartingRoutes(Vertx v) {
-    return Dashboard.starting(v, observability, readiness, clients, Meshplane.PANEL_PREFIX, this::notReady);
+    return Dashboard.starting(v, observability, readiness, clients, Meshplane.PANEL_PREFIX, openApi, this::notReady);
   }
 
   /**
@@ -144,7 +144,7 @@ final class HttpComponents {
     Routers.Mounted mounted = Dashboard.mount(Routers.api(v, observability, readiness, clients, null, "panel", Meshplane.PANEL_PREFIX,
         false, features.panel.authenticator(), features.audit.log(), api -> {
           for (Module m : features.all) m.routes(api);
-        }), Meshplane.PANEL_PREFIX);
+        }), Meshplane.PANEL_PREFIX, openApi);
     panelApi.compareAndSet(null, mounted);
     return mounted.handler();
   }

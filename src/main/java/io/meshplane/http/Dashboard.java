@@ -4,6 +4,7 @@ import io.meshplane.observe.Observability;
 import io.meshplane.observe.Readiness;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.Router;
@@ -24,6 +25,12 @@ public final class Dashboard {
   /** Where the WebJars' files are served: {@code /vendor/uplot/1.6.30/dist/uPlot.esm.js}. */
   public static final String VENDOR = "/vendor/";
 
+  /**
+   * The OpenAPI document on the panel's port, for the API documentation page ({@code /api-docs.html}):
+   * a file of the dashboard beside it, outside {@code /api/v1} (whose routes the document describes).
+   */
+  public static final String OPENAPI = "/openapi.yaml";
+
   private Dashboard() {}
 
   /**
@@ -31,16 +38,19 @@ public final class Dashboard {
    * under {@code apiPrefix}) with the dashboard's files and headers.
    */
   public static Handler<HttpServerRequest> starting(Vertx vertx, Observability observability, Readiness readiness,
-      ClientAddresses clients, String apiPrefix, Supplier<String> why) {
+      ClientAddresses clients, String apiPrefix, Buffer openApi, Supplier<String> why) {
     // Routers.starting builds a Router and declares it as the Handler a verticle serves
     Router router = (Router) Routers.starting(vertx, observability, readiness, clients, null, apiPrefix, why);
-    mount(router, apiPrefix);
+    mount(router, apiPrefix, openApi);
     return router;
   }
 
-  /** The panel's full router: {@code api} (from {@link Routers#api}, its routes mounted) with the dashboard beside it. */
-  public static Routers.Mounted mount(Routers.Mounted api, String apiPrefix) {
-    mount(api.router(), apiPrefix);
+  /**
+   * The panel's full router: {@code api} (from {@link Routers#api}, its routes mounted) with the dashboard
+   * beside it, and {@code openApi} at {@link #OPENAPI}.
+   */
+  public static Routers.Mounted mount(Routers.Mounted api, String apiPrefix, Buffer openApi) {
+    mount(api.router(), apiPrefix, openApi);
     return api;
   }
 
@@ -48,8 +58,9 @@ public final class Dashboard {
    * Puts the security headers in front of every route of {@code router} and serves the dashboard's
    * files for GET requests that no other route took ({@code apiPrefix} paths never reach the files).
    */
-  static void mount(Router router, String apiPrefix) {
+  static void mount(Router router, String apiPrefix, Buffer openApi) {
     router.route().order(-1).handler(ctx -> headers(ctx, apiPrefix));
+    Routers.openApi(router, OPENAPI, openApi);
     StaticHandler files = StaticHandler.create("webroot")
         .setIndexPage("index.html")
         .setDirectoryListing(false)

@@ -11,9 +11,13 @@ import io.meshplane.testing.TestDatabase;
 import io.meshplane.testing.TestReplicas;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -82,14 +86,17 @@ class CliProcessTest {
   void runServesAndSigtermStopsItCleanlyWithinTenSeconds() throws Exception {
     try (TestDatabase db = TestDatabase.create(); Http http = new Http()) {
       int clusterPort = FreePorts.next();
+      // fixed ports, as an operator runs it (8080/8081), two coordinator instances sharing one
+      int fixedCoordinator = FreePorts.next();
+      int fixedPanel = FreePorts.next();
       Path log = dir.resolve("run.log");
       Path shipped = Path.of(CliProcessTest.class.getResource("/logback.xml").toURI());
-      Process p = launch(Map.of(
-          "MESH_PG_URL", db.url(), "MESH_HTTP_HOST", "127.0.0.1", "MESH_HTTP_PORT", "0", "MESH_PANEL_PORT", "0",
-          "MESH_CLUSTER_HOST", "127.0.0.1", "MESH_CLUSTER_PORT", String.valueOf(clusterPort),
-          "MESH_CLUSTER_MEMBERS", "127.0.0.1:" + clusterPort, "MESH_CLUSTER_NAME", "cli-test-" + clusterPort,
-          "MESH_KEYS_DIR", dir.resolve("keys").toString(),
-          "JAVA_TOOL_OPTIONS", "-Dlogback.configurationFile=" + shipped), log, "run");
+      Process p = launch(Map.ofEntries(Map.entry("MESH_PG_URL", db.url()), Map.entry("MESH_HTTP_HOST", "127.0.0.1"),
+          Map.entry("MESH_HTTP_PORT", String.valueOf(fixedCoordinator)), Map.entry("MESH_PANEL_PORT", String.valueOf(fixedPanel)),
+          Map.entry("MESH_HTTP_INSTANCES", "2"), Map.entry("MESH_CLUSTER_HOST", "127.0.0.1"),
+          Map.entry("MESH_CLUSTER_PORT", String.valueOf(clusterPort)), Map.entry("MESH_CLUSTER_MEMBERS", "127.0.0.1:" + clusterPort),
+          Map.entry("MESH_CLUSTER_NAME", "cli-test-" + clusterPort), Map.entry("MESH_KEYS_DIR", dir.resolve("keys").toString()),
+          Map.entry("JAVA_TOOL_OPTIONS", "-Dlogback.configurationFile=" + shipped)), log, "run");
       try {
         int port = awaitPort(log, "coordinator API listening on 127.0.0.1:(\\d+)", p);
         int panel = awaitPort(log, "web panel listening on 127.0.0.1:(\\d+)", p);
@@ -99,6 +106,22 @@ class CliProcessTest {
         assertTrue(Files.readString(log).matches("(?s).*\\S+ INFO  \\[.*"), "the shipped text format was used");
         assertEquals(200, http.get(port, "/readyz").statusCode());
         assertEquals(200, http.get(panel, "/readyz").statusCode());
+        // several connections to each port, held open: the two coordinator instances share the port, and Vert.x
+        // registers the connections' gauge once per connection; the gauge counts them all, and nothing is logged
+        List<Socket> open = new ArrayList<>();
+        try {
+          for (int i = 0; i < 3; i++) {
+            for (int each : new int[] {port, panel}) open.add(keepAlive(each));
+          }
+          assertEquals(3 + 1, activeConnections(http, port), "the 3 held open and the scrape's own, over both instances");
+          assertEquals(3 + 1, activeConnections(http, panel), "the 3 held open and the scrape's own");
+        } finally {
+          for (Socket s : open) s.close();
+        }
+        assertEquals(fixedCoordinator, port);
+        assertEquals(fixedPanel, panel);
+        List<String> served = Files.readAllLines(log).stream().filter(l -> l.matches("^\\S+ (WARN|ERROR) .*")).toList();
+        assertEquals(List.of(), served, "serving requests logs no WARN or ERROR");
 
         long t0 = System.nanoTime();
         p.destroy(); // SIGTERM
@@ -148,6 +171,31 @@ class CliProcessTest {
       assertEquals(2, tooLong.exitValue());
       assertTrue(Files.readString(dir.resolve("long.err")).contains("max_lifetime"), Files.readString(dir.resolve("long.err")));
     }
+  }
+
+  /** A connection that has had one answer and stays open (HTTP/1.1 keep-alive). */
+  private static Socket keepAlive(int port) throws Exception {
+    Socket s = new Socket("127.0.0.1", port);
+    s.setSoTimeout(5000);
+    s.getOutputStream().write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+    byte[] head = new byte[12];
+    int n = 0;
+    while (n < head.length) {
+      int r = s.getInputStream().read(head, n, head.length - n);
+      if (r < 0) break;
+      n += r;
+    }
+    assertEquals("HTTP/1.1 200", new String(head, 0, n, StandardCharsets.US_ASCII));
+    return s;
+  }
+
+  /** vertx_http_server_active_connections of the port, from its own /metrics. */
+  private static long activeConnections(Http http, int port) {
+    String text = http.get(port, "/metrics").bodyAsString();
+    Matcher m = Pattern.compile("(?m)^vertx_http_server_active_connections\\{local=\"127\\.0\\.0\\.1:" + port + "\"\\} (\\S+)$")
+        .matcher(text);
+    assertTrue(m.find(), "the gauge of port " + port + " is exposed");
+    return (long) Double.parseDouble(m.group(1));
   }
 
   private static void awaitLog(Path log, String text, Process p) throws Exception {
