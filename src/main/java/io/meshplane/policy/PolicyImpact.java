@@ -92,6 +92,8 @@ final class PolicyImpact {
   /** Work counters (deterministic figures for the benchmark). */
   long classPairs;
   int classes;
+  /** What {@link #measured} computed. */
+  JsonObject result;
 
   private PolicyImpact(PolicyDocument now, PolicyDocument candidate, List<NodeFacts> nodes, Deadline deadline) {
     this.now = now;
@@ -108,7 +110,7 @@ final class PolicyImpact {
   /** As {@link #of}, for the benchmark: the computation with its counters. */
   static PolicyImpact measured(PolicyDocument now, PolicyDocument candidate, List<NodeFacts> nodes, Deadline deadline) {
     PolicyImpact i = new PolicyImpact(now, candidate, nodes, deadline);
-    i.run();
+    i.result = i.run();
     return i;
   }
 
