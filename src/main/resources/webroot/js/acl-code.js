@@ -25,11 +25,16 @@ function addOnce(tag, attr, url, props) {
   });
 }
 
+/** The ACL pages' styles (CodeMirror's and css/acl.css), as <link> elements, once. */
+export function loadStyles() {
+  return Promise.all(STYLES.map((u) => addOnce('link', 'href', u, { rel: 'stylesheet' })));
+}
+
 /** Loads CodeMirror's scripts in order and the styles; resolves to window.CodeMirror. */
 export function loadCodeMirror() {
   if (!loading) {
     loading = (async () => {
-      await Promise.all(STYLES.map((u) => addOnce('link', 'href', u, { rel: 'stylesheet' })));
+      await loadStyles();
       for (const s of SCRIPTS) await addOnce('script', 'src', CM + s, { async: false });
       if (!window.CodeMirror) throw new Error('CodeMirror did not define itself');
       return window.CodeMirror;

@@ -6,9 +6,11 @@ import { api, request, can, seg, isAbort, ApiError } from './api.js';
 import { h, btn, td, str, fmtTime, pre, field, makeTable, emptyRow, confirmDialog, select } from './ui.js';
 import { scopeOf, scopeQuery, scopeHash, scopeBar, actorName, canonicalText, readDraft, writeDraft } from './acl-common.js';
 import { diffView } from './acl-diff.js';
+import { loadStyles } from './acl-code.js';
 
 export function renderAclHistory(ctx) {
   ctx.setTitle('ACL history');
+  loadStyles().catch(() => { /* unstyled diffs still read: signs and words */ });
   const canWrite = can('acl:write');
   const sc = scopeOf(ctx);
   let currentVersion = null;

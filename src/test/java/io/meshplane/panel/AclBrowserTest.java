@@ -23,7 +23,10 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.openqa.selenium.By;
+import org.openqa.selenium.Keys;
 import org.openqa.selenium.WebElement;
+import org.openqa.selenium.interactions.Actions;
 
 /**
  * The ACL pages in a real headless Chromium against a real replica: the version line, the CodeMirror
@@ -86,6 +89,14 @@ class AclBrowserTest {
     assertFalse(line.getText().contains("[object"), line.getText());
     assertEquals("2", browser.el("acl-version").getText());
     browser.el("acl-code"); // CodeMirror loaded from /vendor under the CSP
+    // keyboard: the editor's input is labelled, and Tab leaves it for the next control (no trap)
+    assertEquals("Policy JSON", browser.el("acl-code").findElement(By.cssSelector("textarea")).getAttribute("aria-label"));
+    browser.el("acl-code").click();
+    new Actions(browser.driver()).sendKeys(Keys.TAB).perform();
+    assertEquals("acl-save", browser.driver().switchTo().activeElement().getAttribute("data-test"));
+    new Actions(browser.driver()).keyDown(Keys.SHIFT).sendKeys(Keys.TAB).keyUp(Keys.SHIFT).perform();
+    assertTrue(browser.driver().switchTo().activeElement().findElements(By.xpath("ancestor::*[@data-test='acl-code']")).size() == 1,
+        "Shift+Tab comes back into the editor");
     // (the login page's probe of the session, a 401 before signing in, is the one expected entry)
     List<String> severe = browser.severeLogs().stream().filter(l -> !l.contains("/api/v1/session")).toList();
     assertTrue(severe.isEmpty(), "no script error, failed /vendor/ or /js/ file, or CSP violation: " + severe);
