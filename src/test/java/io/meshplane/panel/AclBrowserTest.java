@@ -184,6 +184,7 @@ class AclBrowserTest {
         d -> browser.el("acl-diff-summary").getText().startsWith("From version 2 to version 3 (current)") ? true : null);
     assertTrue(texts("acl-diff-add").stream().anyMatch(t -> t.contains("\"tcp/6432\"")), texts("acl-diff-add").toString());
     assertTrue(texts("acl-diff-add").stream().noneMatch(t -> t.contains("8080")), texts("acl-diff-add").toString());
+    browser.screenshot("acl-history");
     assertNoSeriousViolations("the history page with a diff");
 
     // version 1 into the editor: the policy page shows it, unsaved
