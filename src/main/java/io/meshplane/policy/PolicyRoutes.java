@@ -94,6 +94,23 @@ final class PolicyRoutes {
             return null;
           });
     });
+    mountImpact(api, policies);
+  }
+
+  /** {@code POST /acl/impact}: {@code {policy}}; the candidate's fleet-wide effect ({@link PolicyService#impact}). */
+  private static void mountImpact(Api api, PolicyService policies) {
+    api.route(POST, "/acl/impact", Permission.ACL_READ, "acl.impact", null, SCOPE, (ctx, caller) -> {
+      PolicyService.Scope scope = scope(ctx, caller);
+      JsonObject body = JsonBodies.required(ctx);
+      Fields f = new Fields();
+      JsonObject candidate = f.object(body, "policy", "/policy");
+      for (String k : body.fieldNames()) if (!k.equals("policy")) f.error("/" + k, "is not a field of an impact request (only policy)");
+      f.check();
+      return policies.impact(caller, scope, candidate).map(encoded -> {
+        Responses.ok(ctx, encoded);
+        return null;
+      });
+    });
   }
 
   private static Void respond(RoutingContext ctx, JsonObject body) {

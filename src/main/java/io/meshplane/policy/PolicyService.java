@@ -291,6 +291,29 @@ final class PolicyService {
     }));
   }
 
+  /**
+   * A candidate policy's fleet-wide effect against the current policy and inventory ({@link PolicyImpact}):
+   * the nodes and node pairs that gain and lose peers, the ports they gain and lose, with examples.
+   * Saves nothing. On the preview pool, like a preview; the candidate's compile estimate is checked
+   * first (a candidate a PUT would refuse for its cost is refused here too), then the impact's own
+   * bound on class pairs, both before any pair is compared.
+   */
+  public Future<Buffer> impact(Caller caller, Scope scope, JsonObject candidateBody) {
+    inside(caller, scope);
+    return policies.current(scope.team(), scope.environment()).compose(current -> evaluate(previews, caller, scope, deadline -> {
+      PolicyDocument candidate = underPolicy(() -> PolicyDocument.parse(candidateBody));
+      PolicyDocument now = current == null ? PolicyDocument.EMPTY : PolicyDocument.parse(current.policy());
+      PeerModel.Inventory inventory = model.inventory(scope.team(), scope.environment(), changes.position(), deadline);
+      underPolicy(() -> {
+        CompileEstimate.of(candidate, inventory.nodes(), deadline).check();
+        return null;
+      });
+      return new JsonObject().put("team", scope.team()).put("environment", scope.environment())
+          .put("current_version", current == null ? 0 : current.version())
+          .mergeIn(PolicyImpact.of(now, candidate, inventory.nodes(), deadline)).toBuffer();
+    }));
+  }
+
   /** Runs {@code check} of the candidate; its refusal names the candidate's own pointers under {@code /policy}. */
   private static <T> T underPolicy(java.util.function.Supplier<T> check) {
     try {

@@ -75,6 +75,7 @@ class PermissionMatrixTest {
     EXPECTED.put("GET /v1/acl/versions/{version}", Permission.ACL_READ);
     EXPECTED.put("POST /v1/acl/versions/{version}/restore", Permission.ACL_WRITE);
     EXPECTED.put("POST /v1/acl/preview", Permission.ACL_READ);
+    EXPECTED.put("POST /v1/acl/impact", Permission.ACL_READ);
     EXPECTED.put("GET /v1/nodes/{id}/peers", Permission.NODES_READ);
     // API.md §17: the panel serves the same routes for people (but the machines' own: the heartbeat, whoami)
     for (Map.Entry<String, Permission> e : EXPECTED.entrySet()) {

@@ -90,6 +90,10 @@ class OpenApiPolicyContractTest {
     check("POST", "/v1/acl/preview", root, new JsonObject().put("policy", policy).put("src", "web-1").put("dst", "tag:db").put("port", "tcp/5432").encode(), q, null, 0);
     check("POST", "/v1/acl/preview", root, new JsonObject().put("policy", policy).put("src", "web-1").put("dst", "db-1").put("port", "icmp").encode(), q, null, 0);
     check("POST", "/v1/acl/preview", root, new JsonObject().put("policy", policy).encode(), q, null, 400); // 400
+    check("POST", "/v1/acl/impact", root, new JsonObject().put("policy", new JsonObject().put("grants", new JsonArray())).encode(), q, null, 0);
+    check("POST", "/v1/acl/impact", root, new JsonObject().put("policy", policy.copy().put("grants", policy.getJsonArray("grants").copy()
+        .add(grant("tag:db", "tag:web", "udp/53", "tcp/*")))).encode(), q, null, 0);
+    check("POST", "/v1/acl/impact", root, new JsonObject().put("policy", new JsonObject().put("grants", new JsonArray().add(grant("*", "*", "tcp/0")))).encode(), q, null, 400); // 400
     // heartbeats: full, unchanged, delta
     JsonObject h1 = check("POST", "/v1/nodes/" + web + "/heartbeat", webTok, Nodes.beat(1).encode(), null, null, 0);
     JsonObject h2 = check("POST", "/v1/nodes/" + db + "/heartbeat", dbTok, "{}", null, null, 0);

@@ -157,13 +157,13 @@ class DashboardBrowserTest {
     browser.el("acl-load").click();
     browser.await("the policy loaded", d -> browser.el("acl-version").getText().isBlank() ? null : true);
     String before = browser.el("acl-version").getText();
-    browser.type("acl-editor", "{\"grants\":[{\"src\":[\"tag:web\"],\"dst\":[\"tag:db\"],\"ports\":[\"tcp/5432\"]},"
+    PolicyEditor.type(browser, "{\"grants\":[{\"src\":[\"tag:web\"],\"dst\":[\"tag:db\"],\"ports\":[\"tcp/5432\"]},"
         + "{\"src\":[\"tag:web\"],\"dst\":[\"tag:db\"],\"ports\":[\"tcp/99999\"]}]}");
     browser.el("acl-save").click();
     WebElement grantError = browser.el("acl-grant-error");
     assertTrue(grantError.getAttribute("data-field").startsWith("/grants/1"), grantError.getAttribute("data-field"));
     browser.screenshot("07-acl-error");
-    browser.type("acl-editor", "{\"grants\":[{\"src\":[\"tag:web\"],\"dst\":[\"tag:db\"],\"ports\":[\"tcp/5432\"]}]}");
+    PolicyEditor.type(browser, "{\"grants\":[{\"src\":[\"tag:web\"],\"dst\":[\"tag:db\"],\"ports\":[\"tcp/5432\"]}]}");
     browser.el("acl-save").click();
     browser.await("a new policy version", d -> !browser.el("acl-version").getText().equals(before) ? true : null);
     assertTrue(browser.all("acl-grant-error").stream().noneMatch(WebElement::isDisplayed));
@@ -171,7 +171,7 @@ class DashboardBrowserTest {
 
     // the preview runs the editor's own tests before saving: a failing one is shown, and nothing is saved
     String saved = browser.el("acl-version").getText();
-    browser.type("acl-editor", "{\"grants\":[{\"src\":[\"tag:web\"],\"dst\":[\"tag:db\"],\"ports\":[\"tcp/5432\"]}],"
+    PolicyEditor.type(browser, "{\"grants\":[{\"src\":[\"tag:web\"],\"dst\":[\"tag:db\"],\"ports\":[\"tcp/5432\"]}],"
         + "\"tests\":[{\"src\":\"browser-1\",\"accept\":[\"agent-1:tcp/22\"]}]}");
     browser.type("acl-preview-node", "browser-1");
     browser.el("acl-preview-submit").click();
@@ -191,7 +191,7 @@ class DashboardBrowserTest {
     assertEquals(saved, browser.el("acl-version").getText(), "a preview saves nothing");
     assertEquals(Long.parseLong(saved), policy().getLong("version"), "a preview saves nothing");
     // the test fixed: both previews say it passes
-    browser.type("acl-editor", "{\"grants\":[{\"src\":[\"tag:web\"],\"dst\":[\"tag:db\"],\"ports\":[\"tcp/5432\"]}],"
+    PolicyEditor.type(browser, "{\"grants\":[{\"src\":[\"tag:web\"],\"dst\":[\"tag:db\"],\"ports\":[\"tcp/5432\"]}],"
         + "\"tests\":[{\"src\":\"browser-1\",\"accept\":[\"agent-1:tcp/5432\"],\"deny\":[\"agent-1:tcp/22\"]}]}");
     browser.el("acl-preview-submit").click();
     browser.await("the test passing in the node preview", d -> browser.el("acl-preview-tests").getText().contains("pass") ? true : null);
