@@ -44,7 +44,7 @@ final class IdTokenCheck {
     if (rawIdToken == null) throw new Invalid("no ID token in the IdP's answer");
     if (verified == null) throw new Invalid("signature not verified with the IdP's keys");
     String alg = algorithm(rawIdToken);
-    if (!ALGORITHMS.contains(alg)) throw new Invalid("algorithm " + (alg == null ? "missing" : alg) + " is not RS256 or ES256");
+    if (alg == null || !ALGORITHMS.contains(alg)) throw new Invalid("algorithm " + (alg == null ? "missing" : alg) + " is not RS256 or ES256");
     if (!issuer.equals(verified.getValue("iss"))) throw new Invalid("issuer is not " + issuer);
     Object aud = verified.getValue("aud");
     JsonArray audiences = aud instanceof String s ? new JsonArray().add(s) : aud instanceof JsonArray a ? a : null;

@@ -17,7 +17,7 @@ import java.time.Instant;
  * again at every login by its issuer and subject, never by its name: a person at the IdP who picks
  * the name of a local admin does not become that admin. The first login creates the user
  * ({@code source: oidc}, no password), named after {@code preferred_username} when that is a valid
- * username nobody has, else {@code oidc:<sub>}; every login applies the mapping again (role, team,
+ * username nobody has, else {@code oidc-<sub>}; every login applies the mapping again (role, team,
  * environment: the IdP is the source of truth), and a change ends the user's other sessions. A user
  * an admin disabled in the panel stays refused whatever the IdP says (a local lock-out).
  */
@@ -107,11 +107,23 @@ final class OidcUsers {
   }
 
   private static String displayName(JsonObject claims) {
-    return claims.getValue("preferred_username") instanceof String p ? clip(p) : "oidc:" + clip(claims.getString("sub"));
+    return claims.getValue("preferred_username") instanceof String p ? clip(p) : fallbackName(claims.getString("sub"));
   }
 
-  private static String fallbackName(String sub) {
-    return "oidc:" + clip(sub);
+  /**
+   * {@code oidc-<sub>} when that is a valid username (a Keycloak or Okta subject is), else
+   * {@code oidc-} and 32 hex digits of the subject's SHA-256: a username is at most 64 of
+   * {@code a-z 0-9 . _ @ -}, and a subject may be anything up to 255 characters.
+   */
+  static String fallbackName(String sub) {
+    String plain = "oidc-" + sub;
+    if (UserRoutes.USERNAME.matcher(plain).matches()) return plain;
+    try {
+      byte[] d = java.security.MessageDigest.getInstance("SHA-256").digest(sub.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      return "oidc-" + java.util.HexFormat.of().formatHex(d, 0, 16);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   private static String clip(String s) {
