@@ -149,6 +149,7 @@ class OidcKeycloakTest {
       browser.el("logout").click();
       browser.el("login-sso-signed-out");
       browser.screenshot("login-sso-signed-out");
+      assertAccessible(browser);
       browser.el("login-sso-logout").click();
       // Keycloak asks whether to sign out (no id_token_hint is sent: the panel keeps no token)
       browser.await("Keycloak's logout page", d -> displayed(d, By.id("kc-logout")));
@@ -194,6 +195,7 @@ class OidcKeycloakTest {
       assertTrue(browser.driver().getCurrentUrl().endsWith("/#/login?error=no_role"), browser.driver().getCurrentUrl());
       assertTrue(browser.all("header-username").stream().noneMatch(WebElement::isDisplayed));
       browser.screenshot("login-sso-refused");
+      assertAccessible(browser);
     }
     JsonArray events = adminGet("/api/v1/audit?action=session.oidc_login").getJsonArray("items");
     JsonObject denied = events.stream().map(JsonObject.class::cast).filter(e -> "denied".equals(e.getString("outcome"))
@@ -203,6 +205,14 @@ class OidcKeycloakTest {
     // the subject, never a token or a code
     assertFalse(denied.encode().contains("eyJ"), denied.encode());
     assertFalse(adminGet("/api/v1/users?limit=100").encode().contains("\"carol\""), "a refused person is not made a user");
+  }
+
+  /** No serious or critical axe-core violation on the page as it is. */
+  static void assertAccessible(Browser browser) {
+    List<String> bad = new com.deque.html.axecore.selenium.AxeBuilder().analyze(browser.driver()).getViolations().stream()
+        .filter(r -> "serious".equals(r.getImpact()) || "critical".equals(r.getImpact())).map(r -> r.getId() + " " + r.getNodes().size())
+        .toList();
+    assertEquals(List.of(), bad, "axe-core violations on " + browser.driver().getCurrentUrl());
   }
 
   static boolean displayed(WebDriver d, By by) {
@@ -327,6 +337,7 @@ class OidcKeycloakTest {
       browser.open("/#/login");
       assertTrue(browser.el("login-sso-unavailable").getText().contains("Keycloak cannot be reached right now"));
       assertTrue(browser.all("login-sso-start").isEmpty());
+      assertAccessible(browser);
       // the break-glass way in stays
       browser.el("login-username");
     }
