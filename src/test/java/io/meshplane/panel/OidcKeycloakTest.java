@@ -165,7 +165,7 @@ class OidcKeycloakTest {
   }
 
   @Test
-  void aViewerIsMappedToTeamWebAndBecomesAPanelUserOfSourceOidc() {
+  void aViewerIsMappedToTeamWebAndBecomesAPanelUserOfSourceOidc() throws Exception {
     try (Browser browser = new Browser(base, 1280, 800)) {
       browser.open("/#/login");
       browser.el("login-sso-start").click();
@@ -179,8 +179,21 @@ class OidcKeycloakTest {
     assertEquals("oidc", bob.getString("source"));
     assertEquals("viewer", bob.getString("role"));
     assertEquals("web", bob.getString("team"));
-    // an IdP user has no password here: the password form refuses it like a wrong password
+    // an IdP user has no password here: the password form refuses it like a wrong password, and none can be set
     assertEquals(401, PanelSession.login(http, a.panelPort(), "bob", Keycloak.PASSWORD).statusCode());
+    PanelSession admin = PanelSession.signIn(http, a.panelPort(), "admin");
+    String path = "/api/v1/users/" + bob.getString("id");
+    assertEquals(409, admin.send(HttpMethod.PATCH, a.panelPort(), path, new JsonObject().put("password", "a long enough password")).statusCode());
+    // disabled in the panel: refused whatever the IdP says (a local lock-out), until enabled again
+    assertEquals(200, admin.send(HttpMethod.PATCH, a.panelPort(), path, new JsonObject().put("disabled", true)).statusCode());
+    KeycloakLogin person = new KeycloakLogin();
+    Started s = startOn(a);
+    String callback = callbackPath(person.login(s.authorizeUrl(), "bob", Keycloak.PASSWORD));
+    refusedWith(get(a.panelPort(), callback, s.binding()), "disabled");
+    assertEquals(200, admin.send(HttpMethod.PATCH, a.panelPort(), path, new JsonObject().put("disabled", false)).statusCode());
+    Started again = startOn(b);
+    String ok = callbackPath(person.login(again.authorizeUrl(), "bob", Keycloak.PASSWORD));
+    assertEquals("/#/", get(b.panelPort(), ok, again.binding()).getHeader("Location"));
   }
 
   @Test
