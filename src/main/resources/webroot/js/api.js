@@ -260,6 +260,12 @@ export async function login(username, password) {
   return session;
 }
 
+/** GET /api/v1/session/oidc: whether single sign-on is on and its IdP answers ({enabled, available, label, end_session_url}). */
+export async function oidcInfo() {
+  const r = await request('GET', '/session/oidc', { authRedirect: false });
+  return r.data;
+}
+
 /** DELETE /api/v1/session; the local session is dropped whatever the answer. */
 export async function logout() {
   try {

@@ -117,6 +117,8 @@ function renderHeader(session) {
   const logoutBtn = btn('Log out', { 'data-test': 'logout', class: 'btn-small' });
   logoutBtn.addEventListener('click', async () => {
     logoutBtn.disabled = true;
+    // signed in through the identity provider: the login page then offers to sign out there too
+    const viaIdp = getSession()?.user?.source === 'oidc';
     try {
       await logout();
     } catch (e) {
@@ -125,7 +127,7 @@ function renderHeader(session) {
       }
     }
     if (!flashNext) flashNext = { text: 'You are logged out.', kind: 'info' };
-    navigate('#/login');
+    navigate(viaIdp ? '#/login?signed_out=oidc' : '#/login');
   });
   userBox.replaceChildren(
     h('span', { class: 'user-name', 'data-test': 'header-username' }, String(u.username ?? '')),

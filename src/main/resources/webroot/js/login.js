@@ -1,7 +1,63 @@
-// The login page: POST /api/v1/session {username, password}.
+// The login page: POST /api/v1/session {username, password}, and single sign-on through the
+// identity provider when it is configured (GET /api/v1/session/oidc says so; the button goes to
+// /api/v1/session/oidc/start, and a refused sign-on comes back as #/login?error=<code>).
 
-import { login, loadSession, ApiError } from './api.js';
-import { h, field, errorBox, showFormError, showFormMessage, clearFormError } from './ui.js';
+import { login, loadSession, oidcInfo, ApiError } from './api.js';
+import { h, field, errorBox, showFormError, showFormMessage, clearFormError, btn } from './ui.js';
+
+/** What each refusal of a single sign-on means, for the person who just tried (codes of API.md §17). */
+const SSO_ERRORS = {
+  unavailable: 'The identity provider cannot be reached right now. Try again in a minute, or log in with a local account.',
+  rate_limited: 'Too many sign-in attempts from your address. Wait a minute and try again.',
+  expired_login: 'This sign-in expired, was already used, or was started in another browser. Start again.',
+  idp_refused: 'The identity provider did not sign you in (cancelled or refused). Start again.',
+  exchange_failed: 'The identity provider did not confirm the sign-in. Start again; if it keeps failing, tell your administrator.',
+  invalid_token: 'The identity provider\'s answer failed its security checks, so it was refused. Tell your administrator.',
+  no_role: 'You signed in at the identity provider, but your account is not given any role in Meshplane '
+    + '(no group or claim of yours is mapped). Ask your administrator for access.',
+  disabled: 'Your Meshplane user is disabled. Ask your administrator.',
+  failed: 'The sign-in could not be completed. Try again.',
+};
+
+/** The single sign-on part of the login page, filled once GET /session/oidc answers (nothing when it is off). */
+function ssoSection(params) {
+  const box = h('div', { class: 'login-sso', 'data-test': 'login-sso' });
+  const code = params.get('error');
+  if (code) {
+    box.append(h('div', { class: 'form-error', role: 'alert', 'data-test': 'login-sso-error', 'data-code': code },
+      SSO_ERRORS[code] || SSO_ERRORS.failed));
+  }
+  const fill = async () => {
+    let info;
+    try {
+      info = await oidcInfo();
+    } catch {
+      return; // the panel itself is away: the password form says so when used
+    }
+    if (!info || !info.enabled) return;
+    const label = String(info.label || 'single sign-on');
+    box.querySelector('.login-sso-actions')?.remove();
+    const actions = h('div', { class: 'login-sso-actions' });
+    if (params.get('signed_out') === 'oidc' && info.end_session_url) {
+      actions.append(h('p', { class: 'login-sso-note', 'data-test': 'login-sso-signed-out' },
+        `You are logged out of Meshplane. You may still be signed in at ${label}: `,
+        h('a', { href: info.end_session_url, 'data-test': 'login-sso-logout' }, `sign out of ${label} too`), '.'));
+    }
+    if (info.available) {
+      actions.append(h('a', { href: '/api/v1/session/oidc/start', class: 'btn btn-primary login-sso-button', 'data-test': 'login-sso-start' },
+        `Sign in with ${label}`));
+    } else {
+      const retry = btn('Try again', { class: 'btn-small', 'data-test': 'login-sso-retry' });
+      retry.addEventListener('click', fill);
+      actions.append(h('p', { class: 'login-sso-note', role: 'status', 'data-test': 'login-sso-unavailable' },
+        `${label} cannot be reached right now; log in with a local account, or `, retry));
+    }
+    actions.append(h('p', { class: 'login-sso-or' }, 'or log in with a local account'));
+    box.append(actions);
+  };
+  fill();
+  return box;
+}
 
 /** Why the login did not stick: the browser did not send the session cookie back. */
 function showCookieProblem(box) {
@@ -81,7 +137,7 @@ export function renderLogin(ctx, { next, done }) {
   ctx.root.append(h('div', { class: 'login-wrap' },
     h('div', { class: 'login-card' },
       h('div', { class: 'login-brand' }, h('img', { src: '/favicon.svg', alt: '', width: '32', height: '32' }), 'Meshplane'),
-      form)));
+      ssoSection(ctx.params), form)));
   // Focus the username field (the router focuses the h1 only when nothing in the page has focus).
   username.focus();
 }

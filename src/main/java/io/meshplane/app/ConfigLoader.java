@@ -101,7 +101,7 @@ public final class ConfigLoader {
       Object v = e.getValue();
       if (v instanceof Map<?, ?> nested) {
         flatten(key + ".", nested, out);
-      } else if (v instanceof List<?> list && key.equals(Setting.RELAYS.key)) {
+      } else if (v instanceof List<?> list && (key.equals(Setting.RELAYS.key) || key.equals(Setting.PANEL_OIDC_MAPPINGS.key))) {
         out.put(key, new io.vertx.core.json.JsonArray(toJsonable(list)).encode());
       } else if (v instanceof List<?> list) {
         List<String> parts = new ArrayList<>();
@@ -179,7 +179,8 @@ public final class ConfigLoader {
             duration(v, Setting.PANEL_LOGIN_WINDOW, Duration.ofSeconds(1), Duration.ofDays(1)),
             intIn(v, Setting.PANEL_LOGIN_PER_ADDRESS, 1, 100_000),
             intIn(v, Setting.PANEL_API_RATE, 1, 100_000),
-            intIn(v, Setting.PANEL_API_BURST, 1, 100_000)),
+            intIn(v, Setting.PANEL_API_BURST, 1, 100_000),
+            OidcConfig.parse(v, duration(v, Setting.PANEL_OIDC_TIMEOUT, Duration.ofMillis(100), Duration.ofMinutes(1)))),
         postgresUrl(v),
         intIn(v, Setting.POSTGRES_POOL_SIZE, 1, 500),
         intIn(v, Setting.POSTGRES_READ_POOL_SIZE, 1, 100),

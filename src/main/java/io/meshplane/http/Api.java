@@ -98,7 +98,12 @@ public final class Api {
    * route, so the permission matrix lists it.
    */
   public void open(HttpMethod method, String path, String action, Handler handler) {
-    Declared d = new Declared(name, method, prefix + path, null, action, null, true, Query.NONE);
+    open(method, path, action, Query.NONE, handler);
+  }
+
+  /** The same, taking the query parameters {@code query} (single sign-on's callback: the IdP's answer comes in the query). */
+  public void open(HttpMethod method, String path, String action, Query query, Handler handler) {
+    Declared d = new Declared(name, method, prefix + path, null, action, null, true, query);
     declared.add(d);
     mounted.add(router.route(d.method(), routePath(d)).handler(ctx -> {
       try {

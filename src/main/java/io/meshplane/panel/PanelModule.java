@@ -20,7 +20,8 @@ import java.util.function.Function;
  * sessions, not logic: the panel API ({@code /api/v1}) mounts every other module's routes too, with
  * {@link #authenticator()} as the way in, so nodes, operations, tokens, policy, audit and events are
  * the same services under the same permission table as on {@code /v1}. Its own routes: the session
- * (login, read, logout), users (admins), and the overview.
+ * (login, read, logout), single sign-on with an OpenID Connect identity provider, users (admins), and
+ * the overview.
  */
 public final class PanelModule implements Module {
   /** The cookie's name: the {@code __Host-} prefix (Secure, Path=/, no Domain, enforced by browsers) when the cookie is Secure. */
@@ -46,6 +47,8 @@ public final class PanelModule implements Module {
   private final HeartbeatRate rate;
   private final String cookieName;
   private final SessionAuthenticator authenticator;
+  private final OidcProvider oidcProvider;
+  private final OidcService oidc;
   private long gaugeTimer = -1;
 
   public PanelModule(Vertx vertx, HazelcastInstance hz, Pool pool, AuditLog audit, MeshMetrics meshMetrics, Cursors cursors,
@@ -63,6 +66,9 @@ public final class PanelModule implements Module {
     this.rate = new HeartbeatRate(vertx, hz, meshMetrics.heartbeats);
     this.cookieName = settings.cookieSecure() ? SECURE_COOKIE : PLAIN_COOKIE;
     this.authenticator = new SessionAuthenticator(sessions, limits, metrics, cookieName);
+    this.oidcProvider = new OidcProvider(vertx, settings.oidc());
+    this.oidc = new OidcService(settings.oidc(), oidcProvider, new OidcPending(vertx, hz),
+        new OidcUsers(pool, new UserRepository(pool), sessions, audit), sessions, limits, metrics);
   }
 
   /** How many times this replica has refreshed its sessions gauge (tests wait on it instead of sleeping). */
@@ -78,6 +84,8 @@ public final class PanelModule implements Module {
   @Override
   public Future<Void> start() {
     rate.start();
+    // in the background: an identity provider that cannot be reached does not hold the replica's start
+    oidcProvider.start();
     gaugeTimer = vertx.setPeriodic(SESSION_GAUGE_MS, t -> vertx.executeBlocking(sessions::localCount, false)
         .onSuccess(n -> {
           metrics.sessions.set(n);
@@ -90,6 +98,7 @@ public final class PanelModule implements Module {
   public void routes(Api api) {
     if (api.forMachines()) return;
     SessionRoutes.mount(api, logins, users, sessions, settings, cookieName);
+    OidcRoutes.mount(api, oidc, settings, cookieName);
     UserRoutes.mount(api, users, cursors);
     OverviewRoutes.mount(api, sources, rate);
   }
@@ -97,6 +106,7 @@ public final class PanelModule implements Module {
   @Override
   public Future<Void> stop() {
     vertx.cancelTimer(gaugeTimer);
+    oidcProvider.stop();
     rate.stop();
     passwords.close();
     return Future.succeededFuture();

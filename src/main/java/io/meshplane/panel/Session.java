@@ -13,13 +13,14 @@ import io.vertx.core.json.JsonObject;
  * Stored as JSON in the sessions map under the digest of the session id.
  *
  * @param key the digest of the session id: the map key, and the {@link Caller}'s credential
+ * @param source how the person signed in: {@code local} (a password) or {@code oidc} (single sign-on)
  */
 record Session(String key, String userId, String username, Role role, String team, String environment, String csrf, long createdAtMs,
-    long expiresAtMs, long writtenAtMs) {
+    long expiresAtMs, long writtenAtMs, String source) {
 
   /** The same session, written again now (its idle clock restarts from here on every member, backups included). */
   Session rewritten(long now) {
-    return new Session(key, userId, username, role, team, environment, csrf, createdAtMs, expiresAtMs, now);
+    return new Session(key, userId, username, role, team, environment, csrf, createdAtMs, expiresAtMs, now, source);
   }
 
   Caller caller() {
@@ -36,7 +37,8 @@ record Session(String key, String userId, String username, Role role, String tea
         .put("csrf", csrf)
         .put("created_at", createdAtMs)
         .put("expires_at", expiresAtMs)
-        .put("written_at", writtenAtMs);
+        .put("written_at", writtenAtMs)
+        .put("source", source);
   }
 
   /** The session stored under {@code key}, or null when the stored JSON is not one (never trusted blindly). */
@@ -46,7 +48,7 @@ record Session(String key, String userId, String username, Role role, String tea
       String csrf = j.getString("csrf");
       if (role == null || csrf == null) return null;
       return new Session(key, j.getString("user_id"), j.getString("username"), role, j.getString("team"), j.getString("environment"),
-          csrf, j.getLong("created_at"), j.getLong("expires_at"), j.getLong("written_at"));
+          csrf, j.getLong("created_at"), j.getLong("expires_at"), j.getLong("written_at"), j.getString("source", UserRecord.LOCAL));
     } catch (ClassCastException | NullPointerException e) {
       return null;
     }

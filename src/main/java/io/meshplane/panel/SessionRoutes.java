@@ -77,7 +77,7 @@ final class SessionRoutes {
     Caller c = s.caller();
     return new JsonObject()
         .put("user", new JsonObject().put("id", s.userId()).put("username", s.username()).put("role", s.role().wire)
-            .put("team", s.team()).put("environment", s.environment()))
+            .put("team", s.team()).put("environment", s.environment()).put("source", s.source()))
         .put("permissions", new JsonArray(c.permissionNames()))
         .put("csrf_token", s.csrf())
         .put("expires_at", Times.format(Instant.ofEpochMilli(s.expiresAtMs())))

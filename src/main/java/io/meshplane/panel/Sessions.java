@@ -57,10 +57,15 @@ final class Sessions {
 
   /** Stores a new session for {@code user}; its id is new (never the one a request came with). */
   Future<Created> create(UserRecord user) {
+    return create(user, UserRecord.LOCAL);
+  }
+
+  /** The same, for a login through {@code source} ({@code local}: a password, {@code oidc}: single sign-on). */
+  Future<Created> create(UserRecord user, String source) {
     String id = random();
     long now = System.currentTimeMillis();
     Session s = new Session(digest(id), user.id(), user.username(), user.role(), user.team(), user.environment(), random(), now,
-        now + lifetime.toMillis(), now);
+        now + lifetime.toMillis(), now, source);
     return write(s, now).map(v -> new Created(id, s));
   }
 

@@ -17,7 +17,8 @@ import java.util.List;
 /** The {@code users} table: the panel's people. */
 final class UserRepository {
   private static final String COLUMNS =
-      "id, username, password_hash, role, team, environment, disabled, created_at, updated_at, last_login_at, created_by";
+      "id, username, password_hash, role, team, environment, disabled, created_at, updated_at, last_login_at, created_by, source, oidc_issuer, "
+          + "oidc_subject";
 
   private final Pool pool;
 
@@ -33,9 +34,10 @@ final class UserRepository {
 
   /** Inserts the user; a taken username is a 409 {@code conflict} with {@link #TAKEN}, the same text wherever its user is. */
   Future<Void> insert(SqlClient client, UserRecord u) {
-    return client.preparedQuery("INSERT INTO users (" + COLUMNS + ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)")
+    return client.preparedQuery("INSERT INTO users (" + COLUMNS + ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)")
         .execute(Tuple.from(new Object[] {u.id(), u.username(), u.passwordHash(), u.role().wire, u.team(), u.environment(), u.disabled(),
-            Sql.odt(u.createdAt()), Sql.odt(u.updatedAt()), Sql.odt(u.lastLoginAt()), u.createdBy()}))
+            Sql.odt(u.createdAt()), Sql.odt(u.updatedAt()), Sql.odt(u.lastLoginAt()), u.createdBy(), u.source(), u.oidcIssuer(),
+            u.oidcSubject()}))
         .<Void>mapEmpty()
         .recover(t -> t instanceof PgException pg && "23505".equals(pg.getSqlState())
             ? Future.failedFuture(Refusal.conflict(TAKEN))
@@ -46,6 +48,25 @@ final class UserRepository {
   Future<UserRecord> byUsername(String username) {
     return pool.preparedQuery("SELECT " + COLUMNS + " FROM users WHERE username = $1").execute(Tuple.of(username))
         .map(rows -> rows.size() == 0 ? null : map(rows.iterator().next()));
+  }
+
+  /** The IdP user of this issuer and subject, wherever it lies (single sign-on), or null; locked for update in a transaction. */
+  Future<UserRecord> byOidcSubject(SqlClient client, String issuer, String subject) {
+    return client.preparedQuery("SELECT " + COLUMNS + " FROM users WHERE source = 'oidc' AND oidc_issuer = $1 AND oidc_subject = $2 FOR UPDATE")
+        .execute(Tuple.of(issuer, subject))
+        .map(rows -> rows.size() == 0 ? null : map(rows.iterator().next()));
+  }
+
+  /** Whether a user (any source) has this name. */
+  Future<Boolean> nameTaken(SqlClient client, String username) {
+    return client.preparedQuery("SELECT 1 FROM users WHERE username = $1").execute(Tuple.of(username)).map(rows -> rows.size() > 0);
+  }
+
+  /** What the IdP's mapping says at a login: role, team and environment, and the login's time. */
+  Future<Void> mapped(SqlClient client, UserRecord u) {
+    return client.preparedQuery("UPDATE users SET role = $2, team = $3, environment = $4, updated_at = $5, last_login_at = $6 WHERE id = $1")
+        .execute(Tuple.of(u.id(), u.role().wire, u.team(), u.environment(), Sql.odt(u.updatedAt()), Sql.odt(u.lastLoginAt())))
+        .mapEmpty();
   }
 
   /** The user inside the caller's boundary, or null (outside is the same as missing). */
@@ -78,6 +99,7 @@ final class UserRepository {
   private static UserRecord map(Row r) {
     return new UserRecord(r.getString("id"), r.getString("username"), r.getString("password_hash"), Role.parse(r.getString("role")),
         r.getString("team"), r.getString("environment"), r.getBoolean("disabled"), Sql.instant(r, "created_at"),
-        Sql.instant(r, "updated_at"), Sql.instant(r, "last_login_at"), r.getString("created_by"));
+        Sql.instant(r, "updated_at"), Sql.instant(r, "last_login_at"), r.getString("created_by"), r.getString("source"),
+        r.getString("oidc_issuer"), r.getString("oidc_subject"));
   }
 }

@@ -97,6 +97,9 @@ public final class UserService {
             ? Future.failedFuture(Refusal.notFound("no user " + id)) : passwords.hash(patch.password()));
     return hash.compose(newHash -> pool.withTransaction(tx -> users.find(tx, caller.boundary(), id, true).compose(u -> {
       if (u == null) return Future.failedFuture(Refusal.notFound("no user " + id));
+      if (newHash != null && u.oidc()) {
+        return Future.failedFuture(Refusal.conflict("this user signs in through the identity provider and has no password here"));
+      }
       List<String> changed = new ArrayList<>();
       Role role = u.role();
       if (patch.role() != null && patch.role() != u.role()) {
@@ -115,7 +118,7 @@ public final class UserService {
       }
       if (changed.isEmpty()) return Future.succeededFuture(new Object[] {u, changed});
       UserRecord next = new UserRecord(u.id(), u.username(), passwordHash, role, u.team(), u.environment(), disabled, u.createdAt(),
-          Times.now(), u.lastLoginAt(), u.createdBy());
+          Times.now(), u.lastLoginAt(), u.createdBy(), u.source(), u.oidcIssuer(), u.oidcSubject());
       return users.update(tx, next)
           .compose(v -> audit.success(tx, caller, request, "user.update", Target.of("user", u.id(), u.username()), u.team(), u.environment(),
               new JsonObject().put("changed", new JsonArray(changed)).put("role", next.role().wire).put("disabled", next.disabled())))
@@ -132,8 +135,9 @@ public final class UserService {
 
   /** The user of this name when {@code password} is theirs and they are not disabled; null otherwise, in the same time. */
   Future<UserRecord> check(String username, String password) {
-    return users.byUsername(username).compose(u -> passwords.verify(password, u == null ? null : u.passwordHash())
-        .map(ok -> ok && !u.disabled() ? u : null));
+    // an IdP user has no password here: checked against the dummy hash, so it fails in the same time as any other
+    return users.byUsername(username).compose(u -> passwords.verify(password, u == null || u.oidc() ? null : u.passwordHash())
+        .map(ok -> ok && !u.disabled() && !u.oidc() ? u : null));
   }
 
   /** The user of this name, or null (to name a failed login's actor). */

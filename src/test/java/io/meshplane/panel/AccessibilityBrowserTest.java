@@ -55,6 +55,7 @@ class AccessibilityBrowserTest {
       new Page("overview", "/#/", "[data-test=overview-total][data-value]"),
       new Page("nodes", "/#/nodes", "[data-test=node-row]"),
       new Page("node", "/#/nodes/{node}", "[data-test=node-field-id]", "[data-test=node-operations]", "[data-test=peer-row]"),
+      new Page("operations", "/#/operations", "[data-test=operation-row]"),
       new Page("tokens", "/#/tokens", "[data-test=token-row]"),
       new Page("acl", "/#/acl?team=team-a&environment=prod", "[data-test=acl-grant]"),
       new Page("acl-history", "/#/acl/history?team=team-a&environment=prod", "[data-test=acl-version-row]"),
@@ -94,6 +95,9 @@ class AccessibilityBrowserTest {
       assertEquals(200, http.send(HttpMethod.POST, app.coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat", n.token(), Nodes.beat(1))
           .statusCode());
     }
+    // an operation (pending: the node does not beat again) for the operations page and the node's table
+    assertEquals(202, http.send(HttpMethod.POST, app.coordinatorPort(), "/v1/nodes/" + a.id() + "/rekey", cluster.admin(), null)
+        .statusCode());
     browser = new Browser("http://127.0.0.1:" + app.panelPort(), 1280, 800);
   }
 

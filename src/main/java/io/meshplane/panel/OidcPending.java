@@ -1,0 +1,52 @@
+package io.meshplane.panel;
+
+import com.hazelcast.core.HazelcastInstance;
+import com.hazelcast.core.HazelcastJsonValue;
+import com.hazelcast.map.IMap;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Logins started and not yet back from the IdP, shared by every replica (the IdP may send the browser
+ * back to another replica than the one it left): a Hazelcast map from the digest of the login's
+ * {@code state} to its nonce, PKCE verifier and the digest of the browser's binding cookie, each entry
+ * with a time-to-live of {@link OidcSettings#PENDING_TTL}. A callback takes its entry out with one
+ * remove on the member that owns it: a state works once, on whichever replica comes first.
+ */
+final class OidcPending {
+  static final String MAP = "meshplane.panel.oidc_pending";
+
+  /** What a callback needs of its login: the nonce the ID token must carry, the PKCE verifier, the browser it must come from. */
+  record Login(String nonce, String codeVerifier, String browserDigest, long startedAtMs) {}
+
+  private final Vertx vertx;
+  private final IMap<String, HazelcastJsonValue> map;
+
+  OidcPending(Vertx vertx, HazelcastInstance hz) {
+    this.vertx = vertx;
+    this.map = hz.getMap(MAP);
+  }
+
+  Future<Void> put(String state, Login login) {
+    JsonObject j = new JsonObject().put("nonce", login.nonce()).put("verifier", login.codeVerifier()).put("browser", login.browserDigest())
+        .put("started_at", login.startedAtMs());
+    return Future.fromCompletionStage(map.setAsync(Sessions.digest(state), new HazelcastJsonValue(j.encode()),
+        OidcSettings.PENDING_TTL.toMillis(), TimeUnit.MILLISECONDS), vertx.getOrCreateContext());
+  }
+
+  /** Takes the login of {@code state} out (single use), or null: unknown, expired, or already used. */
+  Future<Login> take(String state) {
+    if (!Sessions.wellFormed(state)) return Future.succeededFuture(null);
+    return Future.fromCompletionStage(map.removeAsync(Sessions.digest(state)), vertx.getOrCreateContext()).map(v -> {
+      if (v == null) return null;
+      try {
+        JsonObject j = new JsonObject(v.getValue());
+        return new Login(j.getString("nonce"), j.getString("verifier"), j.getString("browser"), j.getLong("started_at"));
+      } catch (RuntimeException e) {
+        return null;
+      }
+    });
+  }
+}
