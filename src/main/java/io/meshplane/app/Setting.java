@@ -18,6 +18,7 @@ public enum Setting {
   PANEL_LOGIN_PER_ADDRESS("panel.login_per_address", "MESH_PANEL_LOGIN_PER_ADDRESS", "30", "login attempts per source address per minute, any username (bounds password-hashing work)"),
   PANEL_API_RATE("panel.api_rate", "MESH_PANEL_API_RATE", "20", "panel API requests per second per session"),
   PANEL_API_BURST("panel.api_burst", "MESH_PANEL_API_BURST", "40", "panel API burst per session"),
+  PANEL_SERIES_INTERVAL("panel.series_interval", "MESH_PANEL_SERIES_INTERVAL", "10s", "how often each replica samples the overview's charts: the last-hour view has 360 points this far apart, the 24-hour view 288 points 30 times this far apart (10s: 1 h and 24 h)"),
   POSTGRES_URL("postgres.url", "MESH_PG_URL", "embedded", "'embedded' (a PostgreSQL started by the process) or postgresql://user:pass@host:port/db"),
   POSTGRES_POOL_SIZE("postgres.pool_size", "MESH_PG_POOL_SIZE", "16", "reactive connection pool size per replica"),
   POSTGRES_READ_POOL_SIZE("postgres.read_pool_size", "MESH_PG_READ_POOL_SIZE", "4", "connections per replica for lists and counts whose cost grows with the data (never the main pool's)"),
