@@ -33,7 +33,7 @@ final class SeriesMerge {
     double stepS = stepMs / 1000.0;
     for (long b = last - points + 1; b <= last; b++) {
       long at = b * stepMs;
-      timestamps.add(at % 1000 == 0 ? (Number) (at / 1000) : (Number) (at / 1000.0));
+      timestamps.add(stepMs % 1000 == 0 ? (Number) (at / 1000) : (Number) (at / 1000.0));
       long hb = 0;
       long ok = 0;
       long failed = 0;
