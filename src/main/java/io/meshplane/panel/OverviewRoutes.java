@@ -30,7 +30,9 @@ final class OverviewRoutes {
   static void mount(Api api, PanelModule.Sources sources, SeriesSampler series) {
     api.route(GET, "/overview", Permission.NODES_READ, "overview.read", null, (ctx, caller) -> {
       Future<JsonObject> nodes = sources.nodeCounts().apply(caller);
-      Future<JsonArray> stale = sources.staleFirst().apply(caller, LISTED);
+      // the stale list is a second scan of the boundary's rows: only when the counts found stale nodes
+      Future<JsonArray> stale = nodes.compose(c -> c.getLong("stale", 0L) == 0 ? Future.succeededFuture(new JsonArray())
+          : sources.staleFirst().apply(caller, LISTED));
       Future<Long> ops = sources.operationsInFlight().apply(caller);
       Future<PanelModule.Drift> drift = sources.drifting().apply(caller.boundary(), LISTED);
       // the names of the first drifting nodes, from the node feature (a node deleted in between is left out)

@@ -12,11 +12,12 @@ import java.nio.ByteBuffer;
  * as time goes on, so the ring never grows.
  *
  * <p>Shared with the other replicas as a compact byte array ({@link #encode}): per slot one flag byte,
- * then variable-length integers; a bucket without a sample costs one byte. 360 slots of a busy replica
- * are about 3 KB. Not thread-safe: one sampler writes it.
+ * then each figure as its difference from the figure's previous value (zigzag, variable-length): a
+ * steady figure costs one byte, a bucket without a sample one byte in all. The two full rings of a
+ * busy replica are 2-4 KB (load-tests/RESULTS.md). Not thread-safe: one sampler writes it.
  */
 final class SeriesRing {
-  private static final byte VERSION = 1;
+  private static final byte VERSION = 2;
   private static final int PRESENT = 1;
   private static final int COUNTS = 2;
   /** Figures per slot: heartbeats, succeeded, failed, expired, then online, stale, pending (-1: not sampled). */
@@ -88,6 +89,7 @@ final class SeriesRing {
     varint(out, stepMs);
     varint(out, slots);
     varint(out, newest);
+    long[] prev = new long[FIGURES]; // each figure is written as its difference from its last written value
     for (long b = newest - slots + 1; b <= newest; b++) {
       long[] v = get(b);
       if (v == null) {
@@ -96,9 +98,9 @@ final class SeriesRing {
       }
       boolean counts = v[ONLINE] >= 0;
       out.write(PRESENT | (counts ? COUNTS : 0));
-      for (int f = HEARTBEATS; f <= EXPIRED; f++) varint(out, v[f]);
-      if (counts) {
-        for (int f = ONLINE; f <= PENDING; f++) varint(out, v[f]);
+      for (int f = HEARTBEATS; f <= (counts ? PENDING : EXPIRED); f++) {
+        varint(out, zigzag(v[f] - prev[f]));
+        prev[f] = v[f];
       }
     }
     return out.toByteArray();
@@ -113,16 +115,30 @@ final class SeriesRing {
       int slots = (int) varint(in);
       long newest = varint(in);
       SeriesRing r = new SeriesRing(step, slots);
+      long[] prev = new long[FIGURES];
       for (long b = newest - slots + 1; b <= newest; b++) {
         int flags = in.get();
         if ((flags & PRESENT) == 0) continue;
-        r.add(b, varint(in), varint(in), varint(in), varint(in));
-        if ((flags & COUNTS) != 0) r.counts(b, varint(in), varint(in), varint(in));
+        int last = (flags & COUNTS) != 0 ? PENDING : EXPIRED;
+        for (int f = HEARTBEATS; f <= last; f++) {
+          prev[f] += unzigzag(varint(in));
+          if (prev[f] < 0) throw new IllegalArgumentException("negative figure");
+        }
+        r.add(b, prev[HEARTBEATS], prev[SUCCEEDED], prev[FAILED], prev[EXPIRED]);
+        if (last == PENDING) r.counts(b, prev[ONLINE], prev[STALE], prev[PENDING]);
       }
       return r;
     } catch (java.nio.BufferUnderflowException e) {
       throw new IllegalArgumentException("truncated series ring", e);
     }
+  }
+
+  private static long zigzag(long v) {
+    return (v << 1) ^ (v >> 63);
+  }
+
+  private static long unzigzag(long v) {
+    return (v >>> 1) ^ -(v & 1);
   }
 
   private static void varint(ByteArrayOutputStream out, long v) {

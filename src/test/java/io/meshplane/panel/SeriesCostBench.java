@@ -30,6 +30,7 @@ public final class SeriesCostBench {
           coarse.add(rings[1].encode(1_000_359 / 30));
         }
         int bytes = fine.get(0).length + coarse.get(0).length;
+        int other = fine.get(1).length + coarse.get(1).length;
         SeriesRing[] one = busy(true, replicas);
         long encode = cpu(2000, () -> {
           one[0].encode(1_000_359);
@@ -37,8 +38,8 @@ public final class SeriesCostBench {
         });
         long merge1h = cpu(500, () -> merge(fine, "1h", STEP, 360, 1_000_359));
         long merge24h = cpu(500, () -> merge(coarse, "24h", STEP * 30, 288, 1_000_359 / 30));
-        System.out.printf("  %2d replicas: entry of the oldest replica %,d bytes; a sample's encoding %.1f µs; a request's merge %.2f ms (1h), %.2f ms (24h)%n",
-            replicas, bytes, encode / 1000.0, merge1h / 1e6, merge24h / 1e6);
+        System.out.printf("  %2d replicas: entry of the oldest replica %,d bytes, of another %,d bytes; a sample's encoding %.1f µs;"
+            + " a request's merge %.2f ms (1h), %.2f ms (24h)%n", replicas, bytes, other, encode / 1000.0, merge1h / 1e6, merge24h / 1e6);
       }
     }
   }
