@@ -66,7 +66,7 @@ final class SeriesSampler {
   private final AtomicLong samples = new AtomicLong();
   private long timer = -1;
   private boolean stopped;
-  private boolean sampling;
+  private boolean counting;
   private long lastHeartbeats;
   private long[] lastOps;
 
@@ -101,27 +101,24 @@ final class SeriesSampler {
   }
 
   private void sample() {
-    if (sampling) return; // the last sample's counts query is still running (a slow database): this bucket is a gap for the counts
     long now = System.currentTimeMillis();
     long hb = figures.heartbeats();
     long[] ops = figures.operationsClosed();
     long f = fine.bucket(now);
     long c = coarse.bucket(now);
-    long dHb = hb - lastHeartbeats;
-    long dOk = ops[0] - lastOps[0];
-    long dFailed = ops[1] - lastOps[1];
-    long dExpired = ops[2] - lastOps[2];
-    fine.add(f, dHb, dOk, dFailed, dExpired);
-    coarse.add(c, dHb, dOk, dFailed, dExpired);
+    fine.add(f, hb - lastHeartbeats, ops[0] - lastOps[0], ops[1] - lastOps[1], ops[2] - lastOps[2]);
+    coarse.add(c, hb - lastHeartbeats, ops[0] - lastOps[0], ops[1] - lastOps[1], ops[2] - lastOps[2]);
     lastHeartbeats = hb;
     lastOps = ops;
-    if (!oldest()) {
+    if (!oldest() || counting) {
+      // not the counts' sampler, or the last counts query still runs (a slow database): this bucket's
+      // counts are a gap, its other figures are published now
       publish(f, c);
       return;
     }
-    sampling = true;
+    counting = true;
     figures.meshCounts().onComplete(ar -> {
-      sampling = false;
+      counting = false;
       if (ar.succeeded()) {
         JsonObject n = ar.result();
         fine.counts(f, n.getLong("online", 0L), n.getLong("stale", 0L), n.getLong("pending", 0L));
@@ -143,8 +140,10 @@ final class SeriesSampler {
   }
 
   private void publish(long f, long c) {
-    byte[] fineBytes = fine.encode(f);
-    byte[] coarseBytes = coarse.encode(c);
+    // up to the newest bucket held (a late counts answer never hides a newer sample)
+    long now = System.currentTimeMillis();
+    byte[] fineBytes = fine.encode(Math.max(f, fine.bucket(now)));
+    byte[] coarseBytes = coarse.encode(Math.max(c, coarse.bucket(now)));
     byte[] entry = new byte[4 + fineBytes.length + coarseBytes.length];
     java.nio.ByteBuffer.wrap(entry).putInt(fineBytes.length).put(fineBytes).put(coarseBytes);
     long ttl = Duration.ofHours(24).toMillis() + coarse.stepMs;

@@ -163,6 +163,16 @@ class OverviewBrowserTest {
         By.cssSelector("[data-test='node-row'][data-node-id='" + gone.id() + "'][data-status='stale']")).isEmpty() ? null : true);
     assertTrue(browser.all("node-row").stream().allMatch(r -> "stale".equals(r.getAttribute("data-status"))), "only stale nodes");
 
+    // a phone-sized window: the overview fits without sideways scrolling, the charts follow the width
+    browser.driver().navigate().back();
+    browser.el("overview-chart-hbps");
+    browser.driver().manage().window().setSize(new org.openqa.selenium.Dimension(390, 900));
+    browser.await("no sideways scroll at 390 px", d -> ((Number) ((JavascriptExecutor) d).executeScript(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth;")).longValue() <= 0 ? true : null);
+    browser.await("the charts narrowed", d -> browser.el("overview-chart-hbps").findElements(By.tagName("canvas")).stream()
+        .anyMatch(c -> c.getSize().getWidth() > 0 && c.getSize().getWidth() <= 390) ? true : null);
+    browser.screenshot("overview-narrow");
+
     // no script error and no CSP violation (uPlot styles through the CSSOM, which the policy allows)
     List<String> severe = browser.severeLogs().stream().filter(m -> !m.contains("Failed to load resource")).toList();
     assertEquals(List.of(), severe);
