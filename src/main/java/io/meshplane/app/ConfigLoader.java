@@ -180,6 +180,7 @@ public final class ConfigLoader {
             intIn(v, Setting.PANEL_LOGIN_PER_ADDRESS, 1, 100_000),
             intIn(v, Setting.PANEL_API_RATE, 1, 100_000),
             intIn(v, Setting.PANEL_API_BURST, 1, 100_000),
+            duration(v, Setting.PANEL_SERIES_INTERVAL, Duration.ofMillis(100), Duration.ofMinutes(1)),
             OidcConfig.parse(v, duration(v, Setting.PANEL_OIDC_TIMEOUT, Duration.ofMillis(100), Duration.ofMinutes(1)))),
         postgresUrl(v),
         intIn(v, Setting.POSTGRES_POOL_SIZE, 1, 500),

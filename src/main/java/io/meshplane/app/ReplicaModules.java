@@ -62,8 +62,17 @@ final class ReplicaModules {
         config.addressPool());
     // the panel reads the overview's numbers from the features through these functions, knowing none of them
     long intervalSeconds = Math.max(1, config.heartbeatInterval().toSeconds());
+    io.micrometer.core.instrument.Counter heartbeats = observability.mesh().heartbeats;
     panel = new PanelModule(vertx, hz, p, audit.log(), observability.mesh(), cursors, config.panel(), new PanelModule.Sources(
-        caller -> nodes.service().counts(caller), ops::inFlight, policy::drifting, intervalSeconds));
+        caller -> nodes.service().counts(caller),
+        () -> nodes.service().counts(io.meshplane.access.Boundary.EVERYTHING),
+        (caller, limit) -> nodes.service().staleFirst(caller, limit),
+        ops::inFlight,
+        (boundary, limit) -> policy.drifting(boundary, limit).map(d -> new PanelModule.Drift(d.count(), d.first())),
+        (caller, ids) -> nodes.service().briefs(caller, ids),
+        () -> (long) heartbeats.count(),
+        () -> new long[] {ops.outcomes().succeeded(), ops.outcomes().failed(), ops.outcomes().expired()},
+        intervalSeconds));
     all = List.of(changes, policy, ops, heartbeat, auth, nodes, audit, panel);
   }
 }

@@ -108,6 +108,38 @@ final class NodeRepository {
         });
   }
 
+  /**
+   * The {@code limit} stale nodes of the boundary (flushed heartbeat before {@code staleCutoff}, as the
+   * list's status filter) that went stale last: latest heartbeat first, then id. No index on
+   * heartbeat_at (it would cost the write-behind its HOT updates, V10): one scan of the boundary's rows
+   * with a top-N sort of {@code limit} rows, like {@link #counts}; on the read pool.
+   */
+  public Future<io.vertx.core.json.JsonArray> staleFirst(Boundary caller, Instant staleCutoff, int limit) {
+    return reads.preparedQuery("SELECT id, name, team, environment, heartbeat_at FROM nodes WHERE " + IN_SCOPE
+            + " AND heartbeat_at < $3 ORDER BY heartbeat_at DESC, id LIMIT $4")
+        .execute(Tuple.of(caller.team(), caller.environment(), Sql.odt(staleCutoff), limit))
+        .map(NodeRepository::briefs);
+  }
+
+  /** Id, name, team, environment and flushed heartbeat of these nodes inside the boundary (point reads by key; absent ones are left out). */
+  public Future<io.vertx.core.json.JsonArray> briefs(Boundary caller, List<String> ids) {
+    if (ids.isEmpty()) return Future.succeededFuture(new io.vertx.core.json.JsonArray());
+    return pool.preparedQuery("SELECT id, name, team, environment, heartbeat_at FROM nodes WHERE " + IN_SCOPE + " AND id = ANY($3) ORDER BY id")
+        .execute(Tuple.of(caller.team(), caller.environment(), ids.toArray(new String[0])))
+        .map(NodeRepository::briefs);
+  }
+
+  private static io.vertx.core.json.JsonArray briefs(io.vertx.sqlclient.RowSet<Row> rows) {
+    io.vertx.core.json.JsonArray out = new io.vertx.core.json.JsonArray();
+    for (Row r : rows) {
+      java.time.OffsetDateTime at = r.getOffsetDateTime("heartbeat_at");
+      out.add(new io.vertx.core.json.JsonObject().put("id", r.getString("id")).put("name", r.getString("name"))
+          .put("team", r.getString("team")).put("environment", r.getString("environment"))
+          .put("heartbeat", at == null ? null : io.meshplane.common.Times.format(at.toInstant())));
+    }
+    return out;
+  }
+
   /** Nodes per relay inside {@code caller}'s boundary (relays without nodes are absent). */
   public Future<java.util.Map<String, Long>> relayCounts(Boundary caller) {
     return reads.preparedQuery("SELECT relay, count(*) AS n FROM nodes WHERE " + IN_SCOPE + " AND relay <> '' GROUP BY relay")

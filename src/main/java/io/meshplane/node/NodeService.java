@@ -169,9 +169,25 @@ public final class NodeService implements NodeReader {
 
   /** {@code {total, online, stale, pending}} of the caller's boundary, on the flushed heartbeat times (as the list's filter). */
   public Future<JsonObject> counts(Caller caller) {
+    return counts(caller.boundary());
+  }
+
+  /** The same counts of a boundary ({@link Boundary#EVERYTHING}: the mesh's, for the overview's series sampler). */
+  public Future<JsonObject> counts(Boundary boundary) {
     long now = System.currentTimeMillis();
-    return nodes.counts(caller.boundary(), Instant.ofEpochMilli(live.staleCutoff(now))).map(c -> new JsonObject()
+    return nodes.counts(boundary, Instant.ofEpochMilli(live.staleCutoff(now))).map(c -> new JsonObject()
         .put("total", c[0]).put("online", c[0] - c[1] - c[2]).put("stale", c[2]).put("pending", c[1]));
+  }
+
+  /** The caller's {@code limit} nodes that went stale last (latest flushed heartbeat first): the panel's overview. */
+  public Future<JsonArray> staleFirst(Caller caller, int limit) {
+    return nodes.staleFirst(caller.boundary(), Instant.ofEpochMilli(live.staleCutoff(System.currentTimeMillis())), Math.max(0, Math.min(limit, 100)));
+  }
+
+  /** {@code {id, name, team, environment, heartbeat}} of these nodes in the caller's boundary, in id order (at most 100 ids). */
+  public Future<JsonArray> briefs(Caller caller, List<String> ids) {
+    if (ids.size() > 100) return Future.failedFuture(new IllegalArgumentException("at most 100 ids"));
+    return nodes.briefs(caller.boundary(), ids);
   }
 
   public Future<Void> delete(Caller caller, RequestInfo request, String id) {

@@ -84,6 +84,14 @@ public final class OpsModule implements Module, NodeWork {
     return service.inFlight(caller);
   }
 
+  /**
+   * Operations closed by this replica since it started, by outcome (cumulative, counted after the
+   * commit): the panel's overview samples them into its per-replica series. The counts stay here.
+   */
+  public OperationOutcomes outcomes() {
+    return service.outcomes();
+  }
+
   @Override
   public Future<Void> stop() {
     vertx.cancelTimer(sweepTimer);

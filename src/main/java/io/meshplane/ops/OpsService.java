@@ -66,6 +66,8 @@ final class OpsService {
   private final Map<String, Counter> completed = new HashMap<>();
   /** Operations whose completion this replica is writing (one write in flight per operation). */
   private final Set<String> completing = ConcurrentHashMap.newKeySet();
+  /** Operations this replica closed, by outcome, counted after the commit (the panel's series read them). */
+  private final OperationOutcomes.Counts outcomes = new OperationOutcomes.Counts();
   /** Operations this replica has marked delivered (one mark per replica, not one per answer). */
   private final Cache<String, Boolean> delivered = Caffeine.newBuilder().maximumSize(200_000).expireAfterWrite(Duration.ofHours(1)).build();
 
@@ -218,6 +220,7 @@ final class OpsService {
   Future<Void> complete(Actor actor, RequestInfo request, String nodeId, String opId, String status, JsonObject result) {
     if (!completing.add(opId)) return Future.succeededFuture();
     Instant now = Times.now();
+    boolean[] closed = {false};
     return pool.withTransaction(tx -> OpsRepository.lockNode(tx, Boundary.EVERYTHING, nodeId).compose(node ->
       OpsRepository.close(tx, opId, nodeId, status, result, now).compose(op -> {
         if (op == null) return Future.succeededFuture(-1L);
@@ -229,11 +232,13 @@ final class OpsService {
             .compose(v -> node == null ? Future.succeededFuture(-1L) : OpsRepository.logWork(tx, nodeId))
             .map(seq -> {
               completed.get(op.kind() + "/" + status).increment();
+              closed[0] = true;
               LOG.info("operation {} ({}) of node {}: {}{}", opId, op.kind(), nodeId, status,
                   "succeeded".equals(status) ? "" : " (" + result.getString("detail", "") + ")");
               return seq;
             });
       }))).<Void>map(seq -> {
+      if (closed[0]) outcomes.committed(status); // committed: counted once, by the replica that closed it
       if (seq >= 0) feed.announce();
       return null;
     }).onComplete(ar -> {
@@ -241,6 +246,11 @@ final class OpsService {
       if (ar.failed()) LOG.warn("operation {} of node {} not completed yet (it stays open and is retried): {}", opId, nodeId,
           ar.cause().getMessage());
     });
+  }
+
+  /** What this replica has closed since it started, by outcome. */
+  OperationOutcomes outcomes() {
+    return outcomes;
   }
 
   /** A result naming no open operation of the reporting node. */

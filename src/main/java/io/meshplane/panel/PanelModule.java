@@ -13,7 +13,12 @@ import io.vertx.core.Future;
 import io.vertx.core.Vertx;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
+import io.vertx.core.json.JsonArray;
+import java.util.List;
+import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * The web panel as a module (API.md §17): people, their sessions and the panel's own routes. It adds
@@ -30,9 +35,26 @@ public final class PanelModule implements Module {
   private static final long SESSION_GAUGE_MS = 10_000;
   private final java.util.concurrent.atomic.AtomicLong gaugeRefreshes = new java.util.concurrent.atomic.AtomicLong();
 
-  /** What the overview reads from the other features, handed in by the wiring point (the panel imports none of them). */
-  public record Sources(Function<Caller, Future<JsonObject>> nodeCounts, Function<Caller, Future<Long>> operationsInFlight,
-      Function<Boundary, Future<Integer>> drifting, long heartbeatIntervalSeconds) {}
+  /** How many nodes of a boundary drift from their policy now, and the ids of the first few (the policy feature's answer). */
+  public record Drift(int count, List<String> first) {}
+
+  /**
+   * What the overview reads from the other features, handed in by the wiring point (the panel imports
+   * none of them).
+   *
+   * @param nodeCounts {@code {total, online, stale, pending}} of the caller's boundary
+   * @param meshCounts the same for the whole mesh (the series sampler, on the oldest replica only)
+   * @param staleFirst the caller's N nodes that went stale last ({@code {id, name, team, environment, heartbeat}})
+   * @param operationsInFlight operations pending or delivered in the caller's boundary
+   * @param drifting nodes of a boundary drifting from their policy, and the first N ids
+   * @param nodeBriefs {@code {id, name, team, environment, heartbeat}} of these nodes, in the caller's boundary
+   * @param heartbeatsHandled heartbeats this replica accepted since it started
+   * @param operationsClosed operations this replica closed since it started: succeeded, failed, expired
+   */
+  public record Sources(Function<Caller, Future<JsonObject>> nodeCounts, Supplier<Future<JsonObject>> meshCounts,
+      BiFunction<Caller, Integer, Future<JsonArray>> staleFirst, Function<Caller, Future<Long>> operationsInFlight,
+      BiFunction<Boundary, Integer, Future<Drift>> drifting, BiFunction<Caller, List<String>, Future<JsonArray>> nodeBriefs,
+      LongSupplier heartbeatsHandled, Supplier<long[]> operationsClosed, long heartbeatIntervalSeconds) {}
 
   private final Vertx vertx;
   private final Cursors cursors;
@@ -44,7 +66,7 @@ public final class PanelModule implements Module {
   private final RateLimits limits;
   private final UserService users;
   private final SessionService logins;
-  private final HeartbeatRate rate;
+  private final SeriesSampler series;
   private final String cookieName;
   private final SessionAuthenticator authenticator;
   private final OidcProvider oidcProvider;
@@ -63,12 +85,32 @@ public final class PanelModule implements Module {
     this.limits = new RateLimits(vertx, hz, settings);
     this.users = new UserService(pool, new UserRepository(pool), passwords, sessions, audit);
     this.logins = new SessionService(users, sessions, limits, metrics);
-    this.rate = new HeartbeatRate(vertx, hz, meshMetrics.heartbeats);
+    this.series = new SeriesSampler(vertx, hz, new SeriesSampler.Figures() {
+      @Override
+      public long heartbeats() {
+        return sources.heartbeatsHandled().getAsLong();
+      }
+
+      @Override
+      public long[] operationsClosed() {
+        return sources.operationsClosed().get();
+      }
+
+      @Override
+      public Future<JsonObject> meshCounts() {
+        return sources.meshCounts().get();
+      }
+    }, settings.seriesInterval());
     this.cookieName = settings.cookieSecure() ? SECURE_COOKIE : PLAIN_COOKIE;
     this.authenticator = new SessionAuthenticator(sessions, limits, metrics, cookieName);
     this.oidcProvider = new OidcProvider(vertx, settings.oidc());
     this.oidc = new OidcService(settings.oidc(), oidcProvider, new OidcPending(vertx, hz),
         new OidcUsers(pool, new UserRepository(pool), sessions, audit), sessions, limits, metrics);
+  }
+
+  /** How many samples of the overview's series this replica has published (tests wait on it instead of sleeping). */
+  public long seriesSamples() {
+    return series.samples();
   }
 
   /** How many times this replica has refreshed its sessions gauge (tests wait on it instead of sleeping). */
@@ -83,7 +125,7 @@ public final class PanelModule implements Module {
 
   @Override
   public Future<Void> start() {
-    rate.start();
+    series.start();
     // in the background: an identity provider that cannot be reached does not hold the replica's start
     oidcProvider.start();
     gaugeTimer = vertx.setPeriodic(SESSION_GAUGE_MS, t -> vertx.executeBlocking(sessions::localCount, false)
@@ -100,14 +142,14 @@ public final class PanelModule implements Module {
     SessionRoutes.mount(api, logins, users, sessions, settings, cookieName);
     OidcRoutes.mount(api, oidc, settings, cookieName);
     UserRoutes.mount(api, users, cursors);
-    OverviewRoutes.mount(api, sources, rate);
+    OverviewRoutes.mount(api, sources, series);
   }
 
   @Override
   public Future<Void> stop() {
     vertx.cancelTimer(gaugeTimer);
     oidcProvider.stop();
-    rate.stop();
+    series.stop();
     passwords.close();
     return Future.succeededFuture();
   }

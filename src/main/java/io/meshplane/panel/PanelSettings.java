@@ -13,12 +13,14 @@ import java.time.Duration;
  * @param loginPerAddressPerMinute login attempts per source address per minute, whatever the username
  * @param apiRate requests per second per session
  * @param apiBurst the burst per session above that rate
+ * @param seriesInterval how often each replica samples the overview's series (one point of the last-hour view)
  * @param oidc single sign-on with an OpenID Connect identity provider ({@link OidcSettings#OFF}: none)
  */
 public record PanelSettings(boolean cookieSecure, Duration sessionIdle, Duration sessionLifetime, int loginFailures, Duration loginWindow,
-    int loginPerAddressPerMinute, int apiRate, int apiBurst, OidcSettings oidc) {
+    int loginPerAddressPerMinute, int apiRate, int apiBurst, Duration seriesInterval, OidcSettings oidc) {
   /** The defaults of config/meshplane.yaml. */
   public static PanelSettings defaults(boolean cookieSecure) {
-    return new PanelSettings(cookieSecure, Duration.ofMinutes(30), Duration.ofHours(12), 5, Duration.ofMinutes(15), 30, 20, 40, OidcSettings.OFF);
+    return new PanelSettings(cookieSecure, Duration.ofMinutes(30), Duration.ofHours(12), 5, Duration.ofMinutes(15), 30, 20, 40, Duration.ofSeconds(10),
+        OidcSettings.OFF);
   }
 }

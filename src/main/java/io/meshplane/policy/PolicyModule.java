@@ -123,19 +123,33 @@ public final class PolicyModule implements Module, NodePolicy {
     return service;
   }
 
+  /** How many nodes of a boundary drift from their policy now, and the first of them in id order (enrollment order). */
+  public record Drifting(int count, List<String> first) {}
+
   /**
    * Nodes of the boundary that are drifting now (claims of the cluster-wide drift map, placed by this
-   * replica's model): the panel's overview. The claims are few (a drifting node is an incident), so
-   * reading their keys is cheap; done off the event loop since the map call blocks.
+   * replica's model) and the ids of the first {@code limit} of them: the panel's overview. The claims
+   * are few (a drifting node is an incident; at most one per node), so reading their keys is cheap;
+   * done off the event loop since the map call blocks. The ids kept are bounded by {@code limit}.
    */
-  public Future<Integer> drifting(io.meshplane.access.Boundary boundary) {
+  public Future<Drifting> drifting(io.meshplane.access.Boundary boundary, int limit) {
+    int keep = Math.max(0, Math.min(limit, 100));
     return vertx.executeBlocking(() -> {
       int n = 0;
+      java.util.TreeSet<String> first = new java.util.TreeSet<>();
       for (String id : driftMap.keySet()) {
         PeerDomain d = model.domainOf(id);
-        if (d != null && boundary.covers(d.team, d.env)) n++;
+        if (d == null || !boundary.covers(d.team, d.env)) continue;
+        n++;
+        if (keep == 0) continue;
+        if (first.size() < keep) {
+          first.add(id);
+        } else if (id.compareTo(first.last()) < 0) {
+          first.pollLast();
+          first.add(id);
+        }
       }
-      return n;
+      return new Drifting(n, List.copyOf(first));
     }, false);
   }
 

@@ -91,6 +91,7 @@ class PermissionMatrixTest {
     PANEL.put("GET /api/v1/users/{id}", Permission.USERS_MANAGE);
     PANEL.put("PATCH /api/v1/users/{id}", Permission.USERS_MANAGE);
     PANEL.put("GET /api/v1/overview", Permission.NODES_READ);
+    PANEL.put("GET /api/v1/overview/series", Permission.NODES_READ);
   }
 
 

@@ -145,6 +145,12 @@ class OpenApiPanelContractTest {
     JsonObject scoped = call("GET", "/api/v1/overview", null, operator, false, null, 200).bodyAsJsonObject();
     assertEquals("estimated", scoped.getString("heartbeats_per_second_source"));
     call("GET", "/api/v1/overview", null, null, false, null, 401);
+    // the charts' series: the whole mesh's for root, withheld for a scoped caller, a bad window refused
+    JsonObject series = call("GET", "/api/v1/overview/series", "window=1h", root, false, null, 200).bodyAsJsonObject();
+    assertEquals(360, series.getJsonArray("timestamps").size());
+    call("GET", "/api/v1/overview/series", "window=24h", root, false, null, 200);
+    assertEquals("withheld", call("GET", "/api/v1/overview/series", null, operator, false, null, 200).bodyAsJsonObject().getString("scope"));
+    call("GET", "/api/v1/overview/series", "window=7d", root, false, null, 400);
 
     // /v1 routes served under /api/v1: their answers are the /v1 operations' (Location under /api/v1)
     call("GET", "/api/v1/nodes", "agent_version=1.4.0", operator, false, null, 200);
