@@ -54,7 +54,7 @@ final class BulkRoutes {
     List<String> idList = null;
     NodeFilter nodeFilter = null;
     if ((ids == null) == (filter == null)) {
-      f.error(ids == null ? "ids" : "filter", "give either ids or filter");
+      f.error(ids == null ? "ids" : "filter", ids == null ? "give ids or a filter" : "give ids or a filter, not both");
     } else if (ids != null) {
       idList = ids(f, ids);
     } else if (!(filter instanceof JsonObject fo) || fo.isEmpty()) {

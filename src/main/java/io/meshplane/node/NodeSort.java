@@ -9,7 +9,7 @@ import java.util.Arrays;
  * {@code stale_after} = stale, else online), so {@code sort=status} is {@code sort=heartbeat} with the
  * nodes never heard from first, as the oldest heartbeats.
  */
-public enum NodeSort {
+enum NodeSort {
   ID("id", "id", false),
   NAME("name", "name", false),
   NAME_DESC("-name", "name", true),
