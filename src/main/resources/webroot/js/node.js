@@ -384,7 +384,7 @@ export function renderNode(ctx, id) {
         const cur = v.current || {};
         const n = (x) => (x === null || x === undefined ? '—' : str(x));
         const since = typeof v.acknowledged_at === 'string' ? ` (since ${v.acknowledged_at})` : '';
-        const state = node && node.status === 'stale' ? liveBadge(node, '', 'node-policy-sync-state') : badge(str(v.state));
+        const state = node && node.status === 'stale' ? liveBadge(node, '', 'node-policy-sync-state') : badge(str(v.state), { 'data-test': 'node-policy-sync-state' });
         return [state, ` acknowledged peers ${n(ack.peers)}, acl ${n(ack.acl)}${since}; current peers ${n(cur.peers)}, acl ${n(cur.acl)}; services `, badge(str(v.services))];
       }
       case 'telemetry':
