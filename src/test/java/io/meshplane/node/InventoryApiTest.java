@@ -239,6 +239,22 @@ class InventoryApiTest {
     JsonObject drifting = ok(root, "policy_sync=drifting");
     assertEquals(0, drifting.getJsonArray("items").size());
     assertEquals(0, drifting.getLong("total"));
+    // two nodes claimed as drifting (as DriftWatch claims them, on the cluster map): the filter finds
+    // exactly those, with the scope and the other filters still applied
+    String a = "nd_" + "0".repeat(24) + "12"; // alpha
+    String b = "nd_" + "0".repeat(24) + "50"; // beta
+    com.hazelcast.map.IMap<String, Long> claims = app.hazelcast().getMap("meshplane.policy.drift");
+    claims.put(a, 9L);
+    claims.put(b, 9L);
+    try {
+      io.meshplane.testing.Await.until("both claims seen", () -> ok(root, "policy_sync=drifting").getLong("total") == 2);
+      assertEquals(List.of(a, b), ids(all(root, "policy_sync=drifting&sort=heartbeat", 1)).stream().sorted().toList());
+      assertEquals(List.of(a), ids(all(alpha, "policy_sync=drifting", 5)));
+      assertEquals(List.of(b), ids(all(root, "policy_sync=drifting&team=beta", 5)));
+    } finally {
+      claims.remove(a);
+      claims.remove(b);
+    }
   }
 
   @Test
