@@ -31,8 +31,9 @@ import org.openqa.selenium.WebElement;
 /**
  * The Nodes page in a real headless Chromium against a real replica: sort by name (both ways), find
  * a node by its mesh address and by a prefix, see the total, select two nodes and re-tag them in bulk
- * with per-node results, and a stale node's relay and policy sync shown as "unknown since" (in the
- * inventory and on the node page), never as the last known "connected" / "current".
+ * with per-node results, select "all 26 matching the filter" from a page of 25 and re-key them, and a
+ * stale node's relay and policy sync shown as "unknown since" (in the inventory and on the node
+ * page), never as the last known "connected" / "current". No serious or critical axe violation.
  */
 @Timeout(240)
 class InventoryBrowserTest {
@@ -174,6 +175,24 @@ class InventoryBrowserTest {
     }
     assertEquals(List.of(), serious);
     browser.screenshot("inventory-nodes-bulk-results");
+
+    // "all N matching the filter": 26 more nodes, a page of 25, the whole page ticked, then every match re-keyed by the filter
+    for (int i = 0; i < 26; i++) {
+      Nodes.enroll(http, app.coordinatorPort(), cluster.admin(), String.format("fleet-%02d", i), "web", "prod");
+    }
+    browser.open("/#/nodes?name_prefix=fleet-&limit=25");
+    browser.await("a page of 25 fleet nodes", d -> names().size() == 25 ? true : null);
+    browser.await("the total", d -> browser.el("nodes-total").getText().equals("26 nodes") ? true : null);
+    browser.el("nodes-select-page").click();
+    assertEquals("25 nodes selected", browser.el("bulk-count").getText());
+    browser.el("bulk-select-all").click();
+    assertEquals("All 26 nodes matching the filter selected", browser.el("bulk-count").getText());
+    browser.el("bulk-rekey").click();
+    assertTrue(browser.el("confirm-dialog").getText().contains("26 nodes"), browser.el("confirm-dialog").getText());
+    browser.el("confirm-ok").click();
+    browser.await("26 results", d -> browser.all("bulk-result-row").size() == 26 ? true : null);
+    for (WebElement r : browser.all("bulk-result-row")) assertEquals("ok", r.getAttribute("data-outcome"));
+    assertTrue(browser.el("bulk-summary").getText().contains("26 of 26"), browser.el("bulk-summary").getText());
 
     // the node page says the same of the stale node
     browser.open("/#/nodes/" + alphaId);
