@@ -18,14 +18,20 @@ import {
  *   sizes, defaultLimit
  *   fixedQuery()    more query parameters
  *   toolbar         extra elements next to the pager
- *   onData(items)   after each successful load
+ *   onData(items, data) after each successful load
+ *   sorts           [key or null per column]: sortable headers (buttons with aria-sort) sending
+ *                   sort=<key> or sort=-<key>, kept in the hash; data-test <prefix>-sort-<key>
+ *   above           elements between the toolbar and the table (a bulk bar)
  */
 export function listView(ctx, opts) {
   const {
     path, prefix, filters = [], columns, row, tableTest, caption = '', empty = 'Nothing to show.',
     pollMs = 0, sizes = [25, 50, 100, 200], defaultLimit = 50, fixedQuery = () => ({}),
-    toolbar = [], onData = null,
+    toolbar = [], onData = null, sorts = null, above = [],
   } = opts;
+  const sortKeys = (sorts || []).filter(Boolean);
+  const askedSort = ctx.params.get('sort') || '';
+  let sort = sortKeys.includes(askedSort.replace(/^-/, '')) ? askedSort : '';
 
   const values = {};
   const inputs = {};
@@ -113,6 +119,7 @@ export function listView(ctx, opts) {
 
   function apiQuery() {
     const q = { ...fixedQuery() };
+    if (sort) q.sort = sort;
     for (const f of filters) {
       const v = values[f.key];
       if (v === '') continue;
@@ -125,6 +132,7 @@ export function listView(ctx, opts) {
     const qs = new URLSearchParams();
     for (const f of filters) if (values[f.key] !== '') qs.set(f.key, values[f.key]);
     if (limit !== defaultLimit) qs.set('limit', String(limit));
+    if (sort) qs.set('sort', sort);
     ctx.setHashQuiet(qs);
   }
 
@@ -172,7 +180,36 @@ export function listView(ctx, opts) {
   }
 
   // ---- table ----
-  const { wrap, tbody } = makeTable(columns, { caption, test: tableTest });
+  const { wrap, table, tbody } = makeTable(columns, { caption, test: tableTest });
+  const sortButtons = [];
+  if (sorts) {
+    const ths = table.tHead.rows[0].cells;
+    sorts.forEach((key, i) => {
+      if (!key || !ths[i]) return;
+      const label = ths[i].textContent;
+      const arrow = h('span', { class: 'sort-arrow', 'aria-hidden': 'true' });
+      const b = h('button', { type: 'button', class: 'sort-button', 'data-test': `${prefix}-sort-${key}` }, label, arrow);
+      b.addEventListener('click', () => {
+        sort = sort === key ? `-${key}` : key;
+        markSort();
+        syncHash();
+        pager.stack = [];
+        pager.cursor = '';
+        reload();
+      });
+      ths[i].replaceChildren(b);
+      sortButtons.push({ key, th: ths[i], arrow, button: b, label });
+    });
+  }
+  function markSort() {
+    for (const s of sortButtons) {
+      const state = sort === s.key ? 'ascending' : sort === `-${s.key}` ? 'descending' : 'none';
+      s.th.setAttribute('aria-sort', state);
+      s.arrow.textContent = state === 'ascending' ? ' ▲' : state === 'descending' ? ' ▼' : '';
+      s.button.setAttribute('aria-label', `Sort by ${s.label}${state === 'ascending' ? ', ascending now; activate for descending' : state === 'descending' ? ', descending now; activate for ascending' : ''}`);
+    }
+  }
+  markSort();
   tbody.append(emptyRow(columns.length, 'Loading…'));
   const showRows = keyedRows(tbody, {
     keyOf: (it) => (it && typeof it === 'object' && it.id != null ? String(it.id) : null),
@@ -197,7 +234,7 @@ export function listView(ctx, opts) {
       if (onData) onData(items, data);
     } catch (e) {
       if (my !== seq || isAbort(e)) return;
-      const mine = new Set([...filters.map((f) => f.key), 'cursor', 'limit']);
+      const mine = new Set([...filters.map((f) => f.key), 'cursor', 'limit', 'sort']);
       if (e instanceof ApiError && e.status === 400 && e.errors.some((x) => mine.has(x.field))) {
         showFormError(filterError, e, inputs);
         showRows([]);
@@ -220,6 +257,7 @@ export function listView(ctx, opts) {
     h('div', { class: 'list-toolbar' },
       h('div', { class: 'pager' }, prevBtn, pageLabel, nextBtn, sizeSelect),
       h('div', { class: 'list-meta' }, countLabel, pollMs ? refreshLabel : null, toolbar)),
+    above,
     wrap);
 
   if (pollMs) {
@@ -239,5 +277,6 @@ export function listView(ctx, opts) {
     query: apiQuery,
     values,
     items: () => lastItems,
+    sort: () => sort,
   };
 }

@@ -6,6 +6,7 @@ import {
   h, btn, td, badge, chips, fmtTime, relative, pre, str, link, nodeHref, makeTable, emptyRow,
   field, errorBox, showFormError, clearFormError, confirmDialog, renderIfChanged, keyedRows,
 } from './ui.js';
+import { liveBadge } from './nodes.js';
 
 const FIELD_ORDER = [
   'id', 'name', 'team', 'environment', 'status', 'heartbeat', 'address', 'public_key', 'endpoints', 'tags',
@@ -363,11 +364,12 @@ export function renderNode(ctx, id) {
   }
 
   // ---- the record ----
-  function fieldValue(key, v) {
+  function fieldValue(key, v, node) {
     switch (key) {
       case 'status':
-      case 'relay_status':
         return badge(str(v));
+      case 'relay_status':
+        return liveBadge(node, str(v), 'node-relay-status');
       case 'heartbeat': {
         if (!v) return h('span', { class: 'muted' }, 'never');
         heartbeatAge = h('span', { class: 'muted' }, relative(v));
@@ -401,7 +403,8 @@ export function renderNode(ctx, id) {
         const cur = v.current || {};
         const n = (x) => (x === null || x === undefined ? '—' : str(x));
         const since = typeof v.acknowledged_at === 'string' ? ` (since ${v.acknowledged_at})` : '';
-        return [badge(str(v.state)), ` acknowledged peers ${n(ack.peers)}, acl ${n(ack.acl)}${since}; current peers ${n(cur.peers)}, acl ${n(cur.acl)}; services `, badge(str(v.services))];
+        const state = node && node.status === 'stale' ? liveBadge(node, '', 'node-policy-sync-state') : badge(str(v.state), { 'data-test': 'node-policy-sync-state' });
+        return [state, ` acknowledged peers ${n(ack.peers)}, acl ${n(ack.acl)}${since}; current peers ${n(cur.peers)}, acl ${n(cur.acl)}; services `, badge(str(v.services))];
       }
       case 'telemetry':
         return pre(v && typeof v === 'object' ? v : {});
@@ -416,7 +419,7 @@ export function renderNode(ctx, id) {
     const keys = [...FIELD_ORDER.filter((k) => k in n), ...Object.keys(n).filter((k) => !FIELD_ORDER.includes(k))];
     return keys.map((k) => [
       h('dt', {}, LABELS[k] || k),
-      h('dd', { 'data-test': `node-field-${k}` }, fieldValue(k, n[k])),
+      h('dd', { 'data-test': `node-field-${k}` }, fieldValue(k, n[k], n)),
     ]).flat();
   }
 

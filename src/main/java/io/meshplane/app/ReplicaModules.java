@@ -4,6 +4,7 @@ import com.hazelcast.core.HazelcastInstance;
 import io.meshplane.audit.AuditModule;
 import io.meshplane.auth.AuthModule;
 import io.meshplane.auth.SigningKeys;
+import io.meshplane.bulk.BulkModule;
 import io.meshplane.changes.ChangesModule;
 import io.meshplane.heartbeat.HeartbeatModule;
 import io.meshplane.http.Cursors;
@@ -32,6 +33,7 @@ final class ReplicaModules {
   HeartbeatModule heartbeat;
   NodeModule nodes;
   final PanelModule panel;
+  final BulkModule bulk;
   /**
    * In the order they start and mount routes; stopped in reverse. The change log loads its followers
    * (the peer model, the operations board) and starts first, then policy and operations, before the
@@ -60,6 +62,8 @@ final class ReplicaModules {
         config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog(), config.pendingTtl()));
     nodes = new NodeModule(p, reads, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), changes, policy, config.relays(), cursors,
         config.addressPool());
+    // bulk actions go through the inventory's and the operations' single-node paths
+    bulk = new BulkModule(p, audit.log(), nodes.service(), ops);
     // the panel reads the overview's numbers from the features through these functions, knowing none of them
     long intervalSeconds = Math.max(1, config.heartbeatInterval().toSeconds());
     io.micrometer.core.instrument.Counter heartbeats = observability.mesh().heartbeats;
@@ -73,6 +77,6 @@ final class ReplicaModules {
         () -> (long) heartbeats.count(),
         () -> new long[] {ops.outcomes().succeeded(), ops.outcomes().failed(), ops.outcomes().expired()},
         intervalSeconds));
-    all = List.of(changes, policy, ops, heartbeat, auth, nodes, audit, panel);
+    all = List.of(changes, policy, ops, heartbeat, auth, nodes, bulk, audit, panel);
   }
 }

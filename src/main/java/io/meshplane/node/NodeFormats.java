@@ -23,6 +23,29 @@ public final class NodeFormats {
     return s != null && TAG.matcher(s).matches();
   }
 
+  /**
+   * A node's tags as a request gives them ({@code v}: the JSON value, null = none): an array of at most
+   * 32 {@code tag:<slug>}, duplicates dropped; errors go to {@code f} named {@code field}
+   * ({@code field[i]} for one tag).
+   */
+  public static String[] tags(io.meshplane.common.Fields f, Object v, String field) {
+    if (v == null) return new String[0];
+    if (!(v instanceof io.vertx.core.json.JsonArray a) || a.size() > 32) {
+      f.error(field, "must be an array of at most 32 tags");
+      return new String[0];
+    }
+    java.util.Set<String> out = new java.util.LinkedHashSet<>();
+    for (int i = 0; i < a.size(); i++) {
+      Object t = a.getValue(i);
+      if (!(t instanceof String s) || !tag(s)) {
+        f.error(field + "[" + i + "]", "must be tag:<slug>");
+        return new String[0];
+      }
+      out.add(s);
+    }
+    return out.toArray(new String[0]);
+  }
+
   /** A WireGuard-style public key: base64 of exactly 32 bytes. */
   public static boolean publicKey(String s) {
     if (s == null || s.length() != 44) return false;

@@ -30,4 +30,11 @@ public interface NodePolicy {
    * it of every key it carries.
    */
   String keyHolder(String publicKey);
+
+  /**
+   * Ids of the nodes claimed as drifting cluster-wide (this replica's copy of the claims' keys, kept
+   * by an entry listener), at most {@code max}: the inventory's {@code policy_sync=drifting}. In
+   * memory: no cluster call.
+   */
+  List<String> drifting(int max);
 }

@@ -71,25 +71,34 @@ final class NodeRepository {
   }
 
   /**
-   * A page of nodes in id order. {@code status} is evaluated on the flushed heartbeat time (at most one
-   * flush interval old); the live overlay is applied by the caller.
+   * A page of nodes as {@code listing} selects and orders them, on the read pool. {@code status} is
+   * evaluated on the flushed heartbeat time (at most one flush interval old); the live overlay is
+   * applied by the caller.
    */
-  public Future<List<NodeRecord>> list(Boundary caller, String status, Instant staleCutoff, String tag, String namePrefix,
-      String agentVersion, Page page) {
-    String sql = "SELECT " + COLUMNS + " FROM nodes WHERE " + IN_SCOPE
-        + " AND ($3::text IS NULL OR id > $3)"
-        + " AND ($4::text IS NULL OR $4 = ANY (tags))"
-        + " AND ($5::text IS NULL OR starts_with(name, $5))"
-        + " AND ($6::text IS NULL"
-        + "      OR ($6 = 'pending' AND heartbeat_at IS NULL)"
-        + "      OR ($6 = 'online' AND heartbeat_at >= $7)"
-        + "      OR ($6 = 'stale' AND heartbeat_at < $7))"
-        + " AND ($9::text IS NULL OR telemetry->>'agent_version' = $9)"
-        + " ORDER BY id LIMIT $8";
-    return reads.preparedQuery(sql)
-        .execute(Tuple.from(new Object[] {caller.team(), caller.environment(), page.afterPart(0), tag, namePrefix, status,
-            Sql.odt(staleCutoff), page.fetch(), agentVersion}))
-        .map(rows -> Sql.list(rows, NodeRepository::map));
+  public Future<List<NodeRecord>> list(NodeListing listing, NodeSort sort, List<String> after, int fetch) {
+    NodeListing.Statement q = listing.page(COLUMNS, sort, after, fetch);
+    return reads.preparedQuery(q.sql()).execute(q.params()).map(rows -> Sql.list(rows, NodeRepository::map));
+  }
+
+  /**
+   * How many nodes {@code listing} selects: {@code {count, estimated}}. Exact up to
+   * {@link NodeListing#COUNT_CAP} (a scan that stops at the cap + 1); beyond, the planner's estimate of
+   * the same filter (no row read), never below the cap + 1, with estimated = 1.
+   */
+  public Future<long[]> count(NodeListing listing) {
+    NodeListing.Statement capped = listing.cappedCount();
+    return reads.preparedQuery(capped.sql()).execute(capped.params()).compose(rows -> {
+      long n = rows.iterator().next().getLong(0);
+      if (n <= NodeListing.COUNT_CAP) return Future.succeededFuture(new long[] {n, 0});
+      NodeListing.Statement est = listing.estimate();
+      return reads.preparedQuery(est.sql()).execute(est.params()).map(plan -> {
+        Object json = plan.iterator().next().getValue(0);
+        io.vertx.core.json.JsonArray a = json instanceof io.vertx.core.json.JsonArray arr ? arr
+            : new io.vertx.core.json.JsonArray(String.valueOf(json));
+        long planned = a.getJsonObject(0).getJsonObject("Plan").getNumber("Plan Rows").longValue();
+        return new long[] {Math.max(planned, NodeListing.COUNT_CAP + 1L), 1};
+      });
+    });
   }
 
   /**

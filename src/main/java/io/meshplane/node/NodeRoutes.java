@@ -22,15 +22,9 @@ import io.meshplane.http.Responses;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
-import java.util.LinkedHashSet;
-import java.util.Set;
-import java.util.regex.Pattern;
 
 /** {@code /nodes} under an API: enrollment, inventory, deprovisioning (API.md §8). Parsing here, rules in {@link NodeService}. */
 final class NodeRoutes {
-  private static final Pattern NAME_PREFIX = Pattern.compile("^[a-z0-9-]{1,63}$");
-  private static final Pattern AGENT_VERSION = Pattern.compile("[A-Za-z0-9.+_-]{1,64}");
-  private static final Set<String> STATUSES = Set.of("pending", "online", "stale");
 
   private NodeRoutes() {}
 
@@ -42,9 +36,13 @@ final class NodeRoutes {
           return null;
         }));
     api.route(GET, "/nodes", Permission.NODES_READ, "node.list", null,
-        Query.paged("status", "tag", "name_prefix", "agent_version"), (ctx, caller) -> {
-      Page page = Pages.from(ctx, cursors, "nodes");
-      return nodes.list(caller, parseQuery(ctx), page).map(body -> {
+        Query.paged("status", "tag", "name_prefix", "agent_version", "team", "environment", "address", "policy_sync", "sort"),
+        (ctx, caller) -> {
+      NodeFilter filter = parseQuery(ctx);
+      NodeSort sort = parseSort(ctx);
+      // a cursor belongs to its order: one of another order is refused (400 cursor)
+      Page page = Pages.from(ctx, cursors, sort == NodeSort.ID ? "nodes" : "nodes:" + sort.wire);
+      return nodes.list(caller, filter, sort, page).map(body -> {
         Responses.ok(ctx, body);
         return null;
       });
@@ -94,22 +92,7 @@ final class NodeRoutes {
   }
 
   private static String[] tags(Fields f, JsonObject body) {
-    Object v = body.getValue("tags");
-    if (v == null) return new String[0];
-    if (!(v instanceof JsonArray a) || a.size() > 32) {
-      f.error("tags", "must be an array of at most 32 tags");
-      return new String[0];
-    }
-    Set<String> out = new LinkedHashSet<>();
-    for (int i = 0; i < a.size(); i++) {
-      Object t = a.getValue(i);
-      if (!(t instanceof String s) || !NodeFormats.tag(s)) {
-        f.error("tags[" + i + "]", "must be tag:<slug>");
-        return new String[0];
-      }
-      out.add(s);
-    }
-    return out.toArray(new String[0]);
+    return NodeFormats.tags(f, body.getValue("tags"), "tags");
   }
 
   /** Team or environment of a new node: the request's, or the caller's own when that is a single value. */
@@ -123,19 +106,19 @@ final class NodeRoutes {
     return v;
   }
 
-  static NodeService.Query parseQuery(RoutingContext ctx) {
+  static NodeFilter parseQuery(RoutingContext ctx) {
     Fields f = new Fields();
-    String status = ctx.request().getParam("status");
-    if (status != null && !STATUSES.contains(status)) f.error("status", "must be pending, online or stale");
-    String tag = ctx.request().getParam("tag");
-    if (tag != null && !NodeFormats.tag(tag)) f.error("tag", "must be tag:<slug>");
-    String prefix = ctx.request().getParam("name_prefix");
-    if (prefix != null && !NAME_PREFIX.matcher(prefix).matches()) f.error("name_prefix", "must be 1-63 of a-z, 0-9, '-'");
-    String agentVersion = ctx.request().getParam("agent_version");
-    if (agentVersion != null && !AGENT_VERSION.matcher(agentVersion).matches()) {
-      f.error("agent_version", "must be 1-64 of A-Z, a-z, 0-9, '.', '+', '_', '-'");
-    }
+    NodeFilter filter = NodeFilter.parse(ctx.request()::getParam, f, "");
     f.check();
-    return new NodeService.Query(status, tag, prefix, agentVersion);
+    return filter;
+  }
+
+  /** {@code sort}: name, -name, heartbeat, -heartbeat, status, -status; id order when absent. */
+  static NodeSort parseSort(RoutingContext ctx) {
+    String s = ctx.request().getParam("sort");
+    if (s == null) return NodeSort.ID;
+    NodeSort sort = NodeSort.of(s);
+    if (sort == null) throw Refusal.invalid("sort", "must be one of id, name, -name, heartbeat, -heartbeat, status, -status");
+    return sort;
   }
 }

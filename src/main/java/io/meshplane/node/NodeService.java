@@ -33,14 +33,11 @@ import org.slf4j.LoggerFactory;
  * replica. Takes validated values and the {@link Caller}, not HTTP. Enrollment, re-tag and deletion
  * are appended to the change log in their transaction and announced after the commit.
  */
-public final class NodeService implements NodeReader {
+public final class NodeService implements NodeActions {
   private static final Logger LOG = LoggerFactory.getLogger(NodeService.class);
 
   /** A validated enrollment: {@code boundary} is where the node will live (never {@code *}); {@code region} null = any relay. */
   public record EnrollRequest(String name, String publicKey, String[] tags, Boundary boundary, String region) {}
-
-  /** The inventory's filters (each null when not given). */
-  public record Query(String status, String tag, String namePrefix, String agentVersion) {}
 
   private final Pool pool;
   private final NodeRepository nodes;
@@ -58,6 +55,7 @@ public final class NodeService implements NodeReader {
 
   /** @param addressPool {@code nodes.address_pool}, an IPv4 CIDR (validated by the configuration) */
   private final RelayLoad relayLoad;
+  private final NodeInventory inventory;
 
   public NodeService(Pool pool, NodeRepository nodes, AgentCredentials credentials, AuditLog audit, LiveNodes live, ChangeLog.Feed changes,
       NodePolicy policy, Relays relays, String addressPool) {
@@ -70,6 +68,7 @@ public final class NodeService implements NodeReader {
     this.audit = audit;
     this.live = live;
     this.changes = changes;
+    this.inventory = new NodeInventory(nodes, live, policy, this);
     int slash = addressPool.indexOf('/');
     this.poolBase = addressPool.substring(0, slash);
     this.poolSize = 1L << (32 - Integer.parseInt(addressPool.substring(slash + 1)));
@@ -121,6 +120,7 @@ public final class NodeService implements NodeReader {
    * the change log with the update, and every replica recomputes the peers, rules and acl_matches of
    * the nodes it affects (and of no other).
    */
+  @Override
   public Future<JsonObject> retag(Caller caller, RequestInfo request, String id, String[] tags) {
     Instant now = Times.now();
     return pool.withTransaction(tx -> nodes.find(tx, caller.boundary(), id).compose(r -> {
@@ -156,15 +156,18 @@ public final class NodeService implements NodeReader {
     });
   }
 
-  public Future<io.vertx.core.buffer.Buffer> list(Caller caller, Query query, Page page) {
-    long now = System.currentTimeMillis();
-    return nodes.list(caller.boundary(), query.status(), Instant.ofEpochMilli(live.staleCutoff(now)), query.tag(), query.namePrefix(),
-        query.agentVersion(), page)
-        .compose(rows -> {
-          Set<String> ids = new LinkedHashSet<>();
-          for (NodeRecord r : rows) ids.add(r.id());
-          return live.getAll(ids).compose(liveById -> page.render(rows, r -> toJson(r, liveById.get(r.id()), now), r -> List.of(r.id())));
-        });
+  /** A page of the inventory (API.md §8): filters, order, keyset page and total ({@link NodeInventory}). */
+  public Future<io.vertx.core.buffer.Buffer> list(Caller caller, NodeFilter filter, NodeSort sort, Page page) {
+    return inventory.list(caller.boundary(), filter, sort, page);
+  }
+
+  @Override
+  public Future<List<JsonObject>> matching(Caller caller, NodeFilter filter, int max) {
+    return inventory.matching(caller.boundary(), filter, max).map(rows -> {
+      List<JsonObject> out = new java.util.ArrayList<>(rows.size());
+      for (NodeRecord r : rows) out.add(new JsonObject().put("id", r.id()).put("name", r.name()));
+      return out;
+    });
   }
 
   /** {@code {total, online, stale, pending}} of the caller's boundary, on the flushed heartbeat times (as the list's filter). */
@@ -190,6 +193,7 @@ public final class NodeService implements NodeReader {
     return nodes.briefs(caller.boundary(), ids);
   }
 
+  @Override
   public Future<Void> delete(Caller caller, RequestInfo request, String id) {
     Instant now = Times.now();
     return pool.withTransaction(tx -> nodes.find(tx, caller.boundary(), id).compose(r -> {

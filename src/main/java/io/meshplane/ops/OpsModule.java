@@ -92,6 +92,14 @@ public final class OpsModule implements Module, NodeWork {
     return service.outcomes();
   }
 
+  /**
+   * {@code POST /nodes/{id}/rekey} as its route calls it (the same scope rule, audit event and 409 when
+   * one is open): the new operation, for features acting on many nodes (bulk).
+   */
+  public Future<JsonObject> rekey(Caller caller, RequestInfo request, String nodeId) {
+    return service.rekey(caller, request, nodeId);
+  }
+
   @Override
   public Future<Void> stop() {
     vertx.cancelTimer(sweepTimer);

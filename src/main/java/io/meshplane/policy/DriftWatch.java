@@ -114,6 +114,11 @@ final class DriftWatch {
     });
   }
 
+  /** Up to {@code max} ids of the nodes claimed as drifting (this replica's copy). */
+  java.util.List<String> claimed(int max) {
+    return claimed.stream().limit(max).toList();
+  }
+
   /** Forgets a deleted node. */
   void forget(String nodeId) {
     tracked.remove(nodeId);

@@ -179,6 +179,11 @@ public final class PolicyModule implements Module, NodePolicy {
   }
 
   @Override
+  public List<String> drifting(int max) {
+    return drift.claimed(max);
+  }
+
+  @Override
   public String keyHolder(String publicKey) {
     return model.keyHolder(publicKey);
   }

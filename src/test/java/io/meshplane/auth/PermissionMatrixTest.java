@@ -62,6 +62,7 @@ class PermissionMatrixTest {
     EXPECTED.put("POST /v1/nodes/{id}/heartbeat", Permission.HEARTBEAT);
     EXPECTED.put("GET /v1/events", Permission.EVENTS_READ);
     EXPECTED.put("PUT /v1/nodes/{id}/tags", Permission.NODES_OPERATE);
+    EXPECTED.put("POST /v1/nodes/bulk", Permission.NODES_OPERATE);
     EXPECTED.put("GET /v1/relays", Permission.NODES_READ);
     EXPECTED.put("PUT /v1/nodes/{id}/services", Permission.NODES_SERVICES);
     EXPECTED.put("PUT /v1/nodes/{id}/relay", Permission.NODES_OPERATE);
