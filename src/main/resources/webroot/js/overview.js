@@ -4,6 +4,7 @@
 import { api } from './api.js';
 import { h, fmtTime, ageEl, link, nodeHref, str, renderIfChanged, refreshAges } from './ui.js';
 import { renderCharts } from './overview-charts.js';
+import { opsPanel } from './overview-ops.js';
 
 const CARDS = [
   { key: 'online', label: 'Online', pick: (o) => o.nodes && o.nodes.online, href: '#/nodes?status=online', tone: 'ok' },
@@ -94,8 +95,8 @@ export function renderOverview(ctx) {
   });
   const updated = h('p', { class: 'muted refresh-status', 'data-test': 'overview-updated' }, 'Loading…');
   const lists = LISTS.map(listPanel);
-  // The operations list is added here later (its own module); the container is kept, empty and hidden.
-  const opsList = h('section', { class: ['panel', 'attention'], id: 'overview-ops-list', 'data-test': 'overview-ops-list', hidden: true });
+  const opsList = h('section', { class: ['panel', 'attention'], id: 'overview-ops-list', 'data-test': 'overview-ops-list' });
+  const ops = opsPanel(opsList);
   const charts = h('section', { class: 'panel overview-charts', 'aria-labelledby': 'overview-charts-title' });
   ctx.root.append(
     ctx.heading('Overview'),
@@ -116,6 +117,7 @@ export function renderOverview(ctx) {
     const source = o && typeof o.heartbeats_per_second_source === 'string' ? o.heartbeats_per_second_source : '';
     labels.hbps.textContent = source === 'estimated' ? 'Heartbeats per second (estimated)' : 'Heartbeats per second';
     if (o) for (const l of lists) l.update(o);
+    await ops.update(o, ctx.signal);
     updated.replaceChildren('Live, refreshed every 5 s. Figures as of ', fmtTime(o && o.at, 'now'), '.');
     ctx.clearError();
   }, {

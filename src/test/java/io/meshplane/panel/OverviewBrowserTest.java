@@ -14,6 +14,8 @@ import io.meshplane.testing.PanelSession;
 import io.meshplane.testing.TestCluster;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.json.JsonObject;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -34,7 +36,8 @@ import org.openqa.selenium.WebElement;
  * stale, the overview lists the stale node with a link to the filtered inventory and the drifting nodes, the charts draw
  * (a canvas of non-zero size, a caption with the latest figures), the 1h/24h toggle switches the
  * window, and nothing is logged as an error (CSP violations included); axe finds no serious or critical
- * violation. Its screenshot target/screenshots/overview.png is the one in docs/img.
+ * violation; the operations in flight and the failed ones are listed, their link opens the filtered
+ * Operations page. Its screenshot target/screenshots/overview.png is the one in docs/img.
  */
 @Timeout(240)
 class OverviewBrowserTest {
@@ -74,7 +77,7 @@ class OverviewBrowserTest {
         Nodes.enroll(http, app.coordinatorPort(), cluster.admin(), "ov-web-1", "team-a", "prod"),
         Nodes.enroll(http, app.coordinatorPort(), cluster.admin(), "ov-web-2", "team-a", "prod"),
         Nodes.enroll(http, app.coordinatorPort(), cluster.admin(), "ov-db-1", "team-b", "prod"));
-    Nodes.enroll(http, app.coordinatorPort(), cluster.admin(), "ov-new", "team-b", "prod"); // pending
+    Nodes.Enrolled fresh = Nodes.enroll(http, app.coordinatorPort(), cluster.admin(), "ov-new", "team-b", "prod"); // pending
     beat(gone, 0); // one heartbeat, then silence: stale after heartbeat.stale_after (3 s)
     // the others beat on, a few times a second (a small, uneven load for the charts)
     AtomicInteger seq = new AtomicInteger();
@@ -112,7 +115,30 @@ class OverviewBrowserTest {
         .findElements(By.cssSelector("[data-test='overview-list-node']")).size() == 3 ? true : null);
     for (Nodes.Enrolled n : up) assertTrue(browser.el("overview-drift-list").getText().contains(n.name()), n.name());
     assertEquals("3", browser.el("overview-drift").getAttribute("data-value"));
-    assertTrue(browser.all("overview-ops-list").size() == 1, "the operations list's container is there, for later");
+    // operations: a re-key of the node that never beats stays in flight; one that failed an hour ago is listed
+    // (written as the ops package writes a failure: the row, its status and completion time)
+    JsonObject rekey = http.send(HttpMethod.POST, app.coordinatorPort(), "/v1/nodes/" + fresh.id() + "/rekey", cluster.admin(), null)
+        .bodyAsJsonObject();
+    String failedOp = "op_overviewfailed0000000001";
+    try (Connection c = cluster.db().connect(); PreparedStatement st = c.prepareStatement("INSERT INTO operations (id, node_id, team, "
+        + "environment, kind, status, target, actor_type, actor_id, actor_name, requested_at, deadline, completed_at, result) "
+        + "VALUES (?, ?, 'team-a', 'prod', 'move_relay', 'failed', '{\"from\":\"fra1\",\"relay\":\"ams1\"}', 'token', 'tok_x', 'root', "
+        + "now() - interval '1 hour', now(), now() - interval '50 minutes', '{\"detail\":\"the agent could not reach ams1\"}')")) {
+      st.setString(1, failedOp);
+      st.setString(2, gone.id());
+      st.executeUpdate();
+    }
+    browser.await("the operation in flight listed", d -> browser.el("overview-ops-open-list")
+        .findElements(By.cssSelector("[data-test='overview-op'][data-op-id='" + rekey.getString("id") + "']")).isEmpty() ? null : true);
+    assertEquals("#/operations?status=open", hash(browser.el("overview-ops-open-all")));
+    WebElement failed = browser.await("the failed operation listed", d -> {
+      List<WebElement> f = browser.el("overview-ops-failed-list").findElements(By.cssSelector("[data-op-id='" + failedOp + "']"));
+      return f.isEmpty() ? null : f.get(0);
+    });
+    assertEquals("failed", failed.getAttribute("data-op-status"));
+    assertTrue(failed.getText().contains("fra1 → ams1"), failed.getText());
+    assertTrue(hash(browser.el("overview-ops-failed-all")).startsWith("#/operations?status=failed%2Cexpired&since="),
+        hash(browser.el("overview-ops-failed-all")));
 
     // the charts draw once the series have points, with the latest figures in their captions
     for (String chart : List.of("hbps", "nodes", "ops")) {
@@ -151,6 +177,15 @@ class OverviewBrowserTest {
     List<String> serious = axe.getViolations().stream().filter(v -> "serious".equals(v.getImpact()) || "critical".equals(v.getImpact()))
         .map(v -> v.getId() + ": " + v.getNodes().size() + " nodes, e.g. " + v.getNodes().get(0).getHtml()).toList();
     assertEquals(List.of(), serious);
+
+    // the failed operations' link opens the Operations page filtered the same way: the failed one is there
+    browser.el("overview-ops-failed-all").click();
+    browser.await("the operations page filtered to failed and expired", d -> browser.driver().findElements(
+        By.cssSelector("[data-test='operation-row'][data-op-id='" + failedOp + "']")).isEmpty() ? null : true);
+    assertTrue(browser.all("operation-row").stream().allMatch(r -> List.of("failed", "expired").contains(r.getAttribute("data-op-status"))),
+        "only failed or expired operations");
+    browser.driver().navigate().back();
+    browser.el("overview-stale-all");
 
     // the "see all" link opens the inventory filtered to stale nodes
     browser.el("overview-stale-all").click();
