@@ -177,6 +177,16 @@ final class HostileReplica {
     // restore takes no body; one sent must still be one JSON object (version 1 is not the current one: a restore would store version 3)
     BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/acl/versions/{version}/restore", "/v1/acl/versions/1/restore", scope, bearer,
         new JsonObject().put("note", "hostile"), List.of(Field.ignored("note"))));
+    List<Field> impactFields = new ArrayList<>(List.of(Field.pointer("policy", Kind.OBJECT, true, false)));
+    for (Field f : policyFields) impactFields.add(Field.pointer("policy." + f.path(), f.kind(), f.refusesNull(), f.refusesControl()));
+    BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/acl/impact", "/v1/acl/impact", scope, bearer, new JsonObject().put("policy", policy),
+        impactFields));
+    // a dry run: the hostile variants are refused before anything, the valid one changes nothing either
+    BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/nodes/bulk", "/v1/nodes/bulk", "", bearer,
+        new JsonObject().put("action", "retag").put("ids", new JsonArray().add(node.id())).put("tags", new JsonArray().add("tag:test"))
+            .put("dry_run", true),
+        List.of(new Field("action", Kind.STRING, true, true), new Field("ids", Kind.ARRAY, false, false),
+            new Field("tags", Kind.ARRAY, false, false), new Field("dry_run", Kind.BOOLEAN, false, false))));
     BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/api/v1/session", "/api/v1/session", "", nobody,
         new JsonObject().put("username", "root").put("password", PanelSession.PASSWORD),
         List.of(new Field("username", Kind.STRING, true, true), new Field("password", Kind.STRING, true, false))));
@@ -194,12 +204,16 @@ final class HostileReplica {
     String since = "2026-01-01T00:00:00Z";
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/auth/tokens", "/v1/auth/tokens", bearer,
         Map.of("limit", "5", "include_revoked", "true", "cursor", tokensCursor), "tokens", null));
-    QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/nodes", "/v1/nodes", bearer, Map.of("limit", "5", "status", "online",
-        "tag", "tag:test", "name_prefix", "host", "agent_version", "1.4.0", "cursor", ""), "nodes", null));
+    QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/nodes", "/v1/nodes", bearer, Map.ofEntries(Map.entry("limit", "5"),
+        Map.entry("status", "online"), Map.entry("tag", "tag:test"), Map.entry("name_prefix", "host"), Map.entry("agent_version", "1.4.0"),
+        Map.entry("team", "web"), Map.entry("environment", "prod"), Map.entry("address", "100.64.0.0/10"), Map.entry("sort", "-name"),
+        Map.entry("policy_sync", "current"), Map.entry("cursor", "")), "nodes", null));
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/events", "/v1/events", bearer, Map.of("limit", "5", "type", "node.stale",
-        "node_id", node.id(), "since", since, "cursor", ""), "events", null));
+        "node_id", node.id(), "since", since, "order", "newest", "node_name", "hostile", "cursor", ""), "events", null));
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/audit", "/v1/audit", bearer, Map.of("limit", "5", "action", "token.create",
-        "actor_id", "tok_1", "since", since, "cursor", ""), "audit", null));
+        "actor_id", "tok_1", "actor_name", "root", "since", since, "cursor", ""), "audit", null));
+    QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/api/v1/overview/series", "/api/v1/overview/series", panel, Map.of("window", "24h"),
+        null, null));
     Map<String, String> scopeParams = Map.of("team", "web", "environment", "prod");
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/acl", "/v1/acl", bearer, scopeParams, null, null));
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.PUT, "/v1/acl", "/v1/acl", bearer, scopeParams, null, policy));
@@ -209,6 +223,8 @@ final class HostileReplica {
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.POST, "/v1/acl/versions/{version}/restore", "/v1/acl/versions/1/restore", bearer,
         scopeParams, null, null));
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.POST, "/v1/acl/preview", "/v1/acl/preview", bearer, scopeParams, null, preview(policy)));
+    QUERY_ROUTES.add(new QueryRoute(HttpMethod.POST, "/v1/acl/impact", "/v1/acl/impact", bearer, scopeParams, null,
+        new JsonObject().put("policy", policy)));
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/nodes/{id}/operations", nodePath + "/operations", bearer,
         Map.of("status", "pending", "limit", "1", "cursor", opsCursor), "operations:" + node.id(), null));
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/operations", "/v1/operations", bearer, Map.of("limit", "5", "kind", "rekey,move_relay",
