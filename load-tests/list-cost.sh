@@ -128,6 +128,7 @@ q "audit: actor_name = 'web-12345' (an agent)" "$AUDIT_LIST AND actor_name COLLA
 q "audit: actor_name = 'old-0' (only the oldest 5%)" "$AUDIT_LIST AND actor_name COLLATE \"C\" = 'old-0' ORDER BY at DESC, id DESC LIMIT 51"
 q "audit: actor_name = 'zz' (none)" "$AUDIT_LIST AND actor_name COLLATE \"C\" = 'zz' ORDER BY at DESC, id DESC LIMIT 51"
 q "audit: actor_name = 'sm-0' (another team's busiest actor: none in scope)" "$AUDIT_LIST AND actor_name COLLATE \"C\" = 'sm-0' ORDER BY at DESC, id DESC LIMIT 51"
+q "audit: actor_name = 'user-298', every team (V16's index)" "SELECT id FROM audit_events WHERE actor_name COLLATE \"C\" = 'user-298' ORDER BY at DESC, id DESC LIMIT 51"
 q "events: node_name prefix 'w' (1 char: every event)" "$EVENTS_LIST AND $(nprefix w x) ORDER BY id DESC LIMIT 51"
 q "events: node_name prefix 'web' (3 chars: every event)" "$EVENTS_LIST AND $(nprefix web wec) ORDER BY id DESC LIMIT 51"
 q "events: node_name prefix 'web-1' (11,111 nodes)" "$EVENTS_LIST AND $(nprefix web-1 web-2) ORDER BY id DESC LIMIT 51"
@@ -139,4 +140,5 @@ q "events: node_name = 'web-12345'" "$EVENTS_LIST AND node_name COLLATE \"C\" = 
 q "events: node_name = 'web-12345', deep page" "$EVENTS_LIST AND node_name COLLATE \"C\" = 'web-12345' AND id < '$DEEP_EV' ORDER BY id DESC LIMIT 51"
 q "events: node_name = 'web-12345', oldest first" "$EVENTS_LIST AND node_name COLLATE \"C\" = 'web-12345' ORDER BY id LIMIT 51"
 q "events: node_name = 'db-7' (only the oldest 5%)" "$EVENTS_LIST AND node_name COLLATE \"C\" = 'db-7' ORDER BY id DESC LIMIT 51"
+q "events: node_name = 'web-12345', every team (V16's index)" "SELECT id FROM node_events WHERE node_name COLLATE \"C\" = 'web-12345' ORDER BY id DESC LIMIT 51"
 q "events: node_name = 'zz' (none)" "$EVENTS_LIST AND node_name COLLATE \"C\" = 'zz' ORDER BY id DESC LIMIT 51"
