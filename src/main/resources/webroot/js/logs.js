@@ -68,7 +68,7 @@ export function renderAudit(ctx) {
     empty: 'No audit events match these filters.',
     pollMs: 5000,
     filters: [
-      { key: 'actor_name', label: 'Actor name starts with', kind: 'text', placeholder: 'alice or ci-' },
+      { key: 'actor_name', label: 'Actor name (whole, exact)', kind: 'text', placeholder: 'alice or ci-deploy' },
       { key: 'actor_id', label: 'Actor id', kind: 'text', placeholder: 'tok_… or usr_…' },
       { key: 'action', label: 'Action', kind: 'text', placeholder: 'token.create', datalist: ACTIONS },
       { key: 'since', label: 'Since (your local time)', kind: 'datetime' },
@@ -109,7 +109,7 @@ export function renderEvents(ctx) {
     filters: [
       { key: 'order', label: 'Order', kind: 'select', anyLabel: 'Newest first', options: [['oldest', 'Oldest first']] },
       { key: 'type', label: 'Type', kind: 'select', anyLabel: 'Any type', options: EVENT_TYPES },
-      { key: 'node_name', label: 'Node name starts with', kind: 'text', placeholder: 'web-' },
+      { key: 'node_name', label: 'Node name (whole, exact)', kind: 'text', placeholder: 'web-1' },
       { key: 'node_id', label: 'Node id', kind: 'text', placeholder: 'nd_…' },
       { key: 'since', label: 'Since (your local time)', kind: 'datetime' },
     ],

@@ -5,7 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import io.meshplane.access.Boundary;
 import io.meshplane.access.Caller;
 import io.meshplane.access.Denials;
-import io.meshplane.common.Prefixes;
+import io.meshplane.common.NameFilter;
 import io.meshplane.common.Refusal;
 import io.meshplane.common.RequestInfo;
 import io.meshplane.common.Sql;
@@ -34,9 +34,10 @@ public final class AuditLog implements Denials {
                                 outcome, request_id, source_ip, team, environment, details, target_name)
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)""";
   /**
-   * A page of the trail. The actor name prefix is a range of the byte-wise ("C" collation) index
-   * {@code audit_events_actor_name_time} (V16): names from the prefix up to, not including, the prefix
-   * with its last character incremented ({@link Prefixes}).
+   * A page of the trail. An actor name is matched whole in the byte-wise ("C" collation) indexes
+   * {@code audit_events_scope_actor_name_time} (V18, inside a team and environment) and
+   * {@code audit_events_actor_name_time} (V16, every team): after the name they are in the page's
+   * order, so a page reads its own rows ({@link NameFilter} says why not a prefix).
    */
   private static final String LIST = "SELECT id, at, actor_type, actor_id, actor_name, action, target_type, target_id, target_name, outcome, "
       + "request_id, source_ip, team, environment, details FROM audit_events WHERE " + Sql.inScope(1, 2)
@@ -44,7 +45,7 @@ public final class AuditLog implements Denials {
       + " AND ($4::text IS NULL OR action = $4)"
       + " AND ($5::timestamptz IS NULL OR at >= $5)"
       + " AND ($6::timestamptz IS NULL OR (at, id) < ($6, $7))"
-      + " AND ($9::text IS NULL OR (actor_name COLLATE \"C\" >= $9 AND actor_name COLLATE \"C\" < $10))"
+      + " AND ($9::text IS NULL OR actor_name COLLATE \"C\" = $9)"
       + " ORDER BY at DESC, id DESC LIMIT $8";
 
   private final Pool pool;
@@ -120,13 +121,13 @@ public final class AuditLog implements Denials {
 
   /**
    * A page of the trail inside {@code boundary}, newest first, after the event ({@code afterAt},
-   * {@code afterId}) when given; {@code limit} rows at most. {@code actorName} is a prefix of
+   * {@code afterId}) when given; {@code limit} rows at most. {@code actorName} is the whole
    * {@code actor.name} (case-sensitive), null for any.
    */
   public Future<List<AuditEvent>> list(Boundary boundary, String actorId, String actorName, String action, Instant since, Instant afterAt,
       String afterId, int limit) {
     Tuple args = Tuple.from(new Object[] {boundary.team(), boundary.environment(), actorId, action, Sql.odt(since), Sql.odt(afterAt),
-        afterId, limit, actorName, actorName == null ? null : Prefixes.upperBound(actorName)});
+        afterId, limit, actorName});
     return reads.preparedQuery(LIST).execute(args).map(rows -> Sql.list(rows, AuditLog::map));
   }
 

@@ -5,7 +5,7 @@ import static io.vertx.core.http.HttpMethod.GET;
 import io.meshplane.access.Caller;
 import io.meshplane.access.Permission;
 import io.meshplane.common.Fields;
-import io.meshplane.common.Prefixes;
+import io.meshplane.common.NameFilter;
 import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
 import io.meshplane.http.Query;
@@ -36,7 +36,7 @@ final class AuditRoutes {
     String actor = ctx.request().getParam("actor_id");
     if (actor != null && !ACTOR.matcher(actor).matches()) f.error("actor_id", "is not an id");
     String actorName = ctx.request().getParam("actor_name");
-    if (actorName != null && !Prefixes.valid(actorName)) f.error("actor_name", Prefixes.RULE);
+    if (actorName != null && !NameFilter.valid(actorName)) f.error("actor_name", NameFilter.RULE);
     String action = ctx.request().getParam("action");
     if (action != null && !ACTION.matcher(action).matches()) f.error("action", "is not an action name such as token.create");
     String sinceRaw = ctx.request().getParam("since");

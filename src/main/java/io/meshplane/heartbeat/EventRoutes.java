@@ -6,7 +6,7 @@ import io.meshplane.access.Permission;
 import io.meshplane.common.Fields;
 import io.meshplane.common.Ids;
 import io.meshplane.common.Page;
-import io.meshplane.common.Prefixes;
+import io.meshplane.common.NameFilter;
 import io.meshplane.http.Query;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
@@ -40,7 +40,7 @@ final class EventRoutes {
       String node = ctx.request().getParam("node_id");
       if (node != null && !Ids.looksLike("nd", node)) f.error("node_id", "is not a node id");
       String nodeName = ctx.request().getParam("node_name");
-      if (nodeName != null && !Prefixes.valid(nodeName)) f.error("node_name", Prefixes.RULE);
+      if (nodeName != null && !NameFilter.valid(nodeName)) f.error("node_name", NameFilter.RULE);
       f.check();
       return events.list(caller, new EventService.Filter(since, type, node, nodeName, order), page)
           .map(body -> {

@@ -1,7 +1,6 @@
 package io.meshplane.heartbeat;
 
 import io.meshplane.access.Boundary;
-import io.meshplane.common.Prefixes;
 import io.meshplane.common.Sql;
 import io.meshplane.common.Times;
 import io.meshplane.changes.ChangeLog;
@@ -174,19 +173,19 @@ public final class LiveRepository {
         .execute(Tuple.of(eventId, nodeId)).mapEmpty();
   }
 
-  /** A page of node state events inside {@code boundary}, oldest (or {@code newest}) first, with the filters given (null = any; {@code nodeName} a prefix). */
+  /** A page of node state events inside {@code boundary}, oldest (or {@code newest}) first, with the filters given (null = any; {@code nodeName} a whole name). */
   public Future<List<JsonObject>> events(Boundary boundary, String afterId, Instant since, String type, String nodeId, String nodeName,
       boolean newest, int limit) {
-    // newest first reads the same indexes backwards; the node name prefix is a range of node_events_node_name (V16)
+    // newest first reads the same indexes backwards; a node name is matched whole in node_events_scope_node_name (V18)
+    // or node_events_node_name (V16), in id order after the name (common.NameFilter says why not a prefix)
     String sql = "SELECT id, at, type, node_id, node_name, team, environment, last_heartbeat FROM node_events WHERE " + Sql.inScope(1, 2)
         + (newest ? " AND ($3::text IS NULL OR id < $3)" : " AND ($3::text IS NULL OR id > $3)")
         + " AND ($4::timestamptz IS NULL OR at >= $4)"
         + " AND ($5::text IS NULL OR type = $5)"
         + " AND ($6::text IS NULL OR node_id = $6)"
-        + " AND ($8::text IS NULL OR (node_name COLLATE \"C\" >= $8 AND node_name COLLATE \"C\" < $9))"
+        + " AND ($8::text IS NULL OR node_name COLLATE \"C\" = $8)"
         + (newest ? " ORDER BY id DESC LIMIT $7" : " ORDER BY id LIMIT $7");
-    Tuple args = Tuple.from(new Object[] {boundary.team(), boundary.environment(), afterId, Sql.odt(since), type, nodeId, limit, nodeName,
-        nodeName == null ? null : Prefixes.upperBound(nodeName)});
+    Tuple args = Tuple.from(new Object[] {boundary.team(), boundary.environment(), afterId, Sql.odt(since), type, nodeId, limit, nodeName});
     return reads.preparedQuery(sql).execute(args).map(rows -> Sql.list(rows, r -> new JsonObject()
         .put("id", r.getString("id"))
         .put("at", Times.format(r.getOffsetDateTime("at")))

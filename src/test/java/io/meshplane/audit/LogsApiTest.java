@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The logs as people read them, against real replicas and PostgreSQL: node events in either order with
- * keyset pages both ways and a node name prefix; the audit trail's target names, its actor name prefix,
+ * keyset pages both ways and a whole node name; the audit trail's target names, its whole actor name,
  * and client addresses in their usual form, for new rows (recorded so) and old ones (shown so).
  */
 @Timeout(120)
@@ -109,22 +109,23 @@ class LogsApiTest {
   }
 
   @Test
-  void eventsAreFilteredByANodeNamePrefix() {
-    assertEquals(List.of(EVENTS.get(3), EVENTS.get(2), EVENTS.get(0)), ids(events("order=newest&node_name=alpha")));
-    assertEquals(List.of(EVENTS.get(2), EVENTS.get(3)), ids(events("node_name=alpha-2")), "alpha-2 and alpha-20");
+  void eventsAreFilteredByAWholeNodeName() {
+    assertEquals(List.of(EVENTS.get(2)), ids(events("node_name=alpha-2")), "alpha-2, not alpha-20: a whole name, not a prefix");
+    assertEquals(List.of(EVENTS.get(3)), ids(events("order=newest&node_name=alpha-20")));
     assertEquals(List.of(EVENTS.get(1)), ids(events("node_name=beta-1")));
+    assertEquals(List.of(), ids(events("node_name=alpha")), "a prefix matches nothing");
     assertEquals(List.of(), ids(events("node_name=delta")));
-    assertEquals(List.of(), ids(events("node_name=Alpha")), "case-sensitive");
+    assertEquals(List.of(), ids(events("node_name=Alpha-1")), "case-sensitive");
     assertProblem(get("/v1/events?node_name="), "node_name");
     assertProblem(get("/v1/events?node_name=" + enc("a\u0001")), "node_name");
     assertProblem(get("/v1/events?node_name=" + "a".repeat(65)), "node_name");
     // outside the caller's scope nothing is listed, whatever the name
     String db = Tokens.issue(app, "db", "prod", Surface.MONITORING).jwt();
-    assertEquals(0, http.get(app.coordinatorPort(), "/v1/events?node_name=alpha", db).bodyAsJsonObject().getJsonArray("items").size());
+    assertEquals(0, http.get(app.coordinatorPort(), "/v1/events?node_name=alpha-1", db).bodyAsJsonObject().getJsonArray("items").size());
   }
 
   @Test
-  void theTrailNamesTargetsAndIsFilteredByAnActorNamePrefix() {
+  void theTrailNamesTargetsAndIsFilteredByAWholeActorName() {
     String robot = Tokens.issue(app, "ops-robot", new Scope("*", "*", Surface.ADMIN), null, Instant.now().plus(Duration.ofDays(1))).jwt();
     HttpResponse<Buffer> created = http.send(HttpMethod.POST, app.coordinatorPort(), "/v1/auth/tokens", robot, new JsonObject()
         .put("name", "nightly-backup").put("scope", new JsonObject().put("team", "web").put("environment", "prod").put("surface", "pipeline"))
@@ -138,20 +139,22 @@ class LogsApiTest {
     JsonObject create = only(audit("action=token.create&actor_name=ops-robot"));
     assertEquals(new JsonObject().put("type", "token").put("id", tokenId).put("name", "nightly-backup"), create.getJsonObject("target"));
     assertEquals("ops-robot", create.getJsonObject("actor").getString("name"));
-    JsonObject enroll = only(audit("action=node.enroll&actor_name=ops-r"));
+    JsonObject enroll = only(audit("action=node.enroll&actor_name=ops-robot"));
     assertEquals(new JsonObject().put("type", "node").put("id", node.id()).put("name", "named-1"), enroll.getJsonObject("target"));
-    JsonObject login = only(audit("action=session.login&actor_name=ops-"));
+    JsonObject login = only(audit("action=session.login&actor_name=ops-person"));
     assertEquals("ops-person", login.getJsonObject("target").getString("name"));
 
-    // the prefix: both actors under "ops-", one under "ops-p", none in another case
-    JsonArray ops = audit("actor_name=ops-").getJsonArray("items");
-    assertTrue(ops.size() >= 3, ops.encodePrettily());
-    for (Object o : ops) assertTrue(((JsonObject) o).getJsonObject("actor").getString("name").startsWith("ops-"), o.toString());
-    for (Object o : audit("actor_name=ops-p").getJsonArray("items")) {
-      assertEquals("ops-person", ((JsonObject) o).getJsonObject("actor").getString("name"));
-    }
-    assertEquals(0, audit("actor_name=OPS").getJsonArray("items").size(), "case-sensitive");
-    assertEquals(0, audit("actor_name=" + enc("ops-\uffff")).getJsonArray("items").size());
+    // the whole name: each actor's rows and only theirs; a prefix or another case matches nothing
+    JsonArray robots = audit("actor_name=ops-robot").getJsonArray("items");
+    assertTrue(robots.size() >= 2, robots.encodePrettily());
+    for (Object o : robots) assertEquals("ops-robot", ((JsonObject) o).getJsonObject("actor").getString("name"), o.toString());
+    JsonArray people = audit("actor_name=ops-person").getJsonArray("items");
+    assertTrue(people.size() >= 1, people.encodePrettily());
+    for (Object o : people) assertEquals("ops-person", ((JsonObject) o).getJsonObject("actor").getString("name"), o.toString());
+    assertEquals(0, audit("actor_name=ops-").getJsonArray("items").size(), "not a prefix");
+    assertEquals(0, audit("actor_name=ops-r").getJsonArray("items").size(), "not a prefix");
+    assertEquals(0, audit("actor_name=OPS-ROBOT").getJsonArray("items").size(), "case-sensitive");
+    assertEquals(0, audit("actor_name=" + enc("ops-robot\uffff")).getJsonArray("items").size());
     assertProblem(get("/v1/audit?actor_name="), "actor_name");
     assertProblem(get("/v1/audit?actor_name=" + enc("ops\n")), "actor_name");
     // a row recorded before names were has a target without one: its id is what there is

@@ -101,13 +101,18 @@ class LogsBrowserTest {
     browser.screenshot("logs-events");
     assertAccessible("events");
 
-    // the other order and the node name prefix are filters kept in the hash
+    // the other order and the node name (whole, not a prefix) are filters kept in the hash
     new org.openqa.selenium.support.ui.Select(browser.el("events-filter-order")).selectByValue("oldest");
     browser.await("oldest first", d -> rowNodes().size() >= 2 && rowNodes().indexOf(first.id()) < rowNodes().indexOf(second.id()) ? true : null);
     assertTrue(browser.driver().getCurrentUrl().contains("order=oldest"), browser.driver().getCurrentUrl());
     browser.type("events-filter-node_name", "first");
     browser.el("events-filter-apply").click();
+    browser.await("a prefix matches no event", d -> browser.driver().getCurrentUrl().contains("node_name=first")
+        && !browser.driver().getCurrentUrl().contains("node_name=first-1") && rowNodes().isEmpty() ? true : null);
+    browser.type("events-filter-node_name", "first-1");
+    browser.el("events-filter-apply").click();
     browser.await("only first-1's events", d -> rowNodes().stream().allMatch(first.id()::equals) && !rowNodes().isEmpty() ? true : null);
+    assertTrue(browser.driver().getCurrentUrl().contains("node_name=first-1"), browser.driver().getCurrentUrl());
   }
 
   @Test
@@ -139,14 +144,18 @@ class LogsBrowserTest {
     browser.screenshot("logs-audit");
     assertAccessible("audit");
 
-    // the actor name prefix: only old-timer's row is left
+    // the actor name, whole: a prefix matches nothing, the name leaves only old-timer's row
     browser.type("audit-filter-actor_name", "old-");
+    browser.el("audit-filter-apply").click();
+    browser.await("a prefix matches no row", d -> browser.driver().getCurrentUrl().contains("actor_name=old-")
+        && browser.all("audit-row").isEmpty() ? true : null);
+    browser.type("audit-filter-actor_name", "old-timer");
     browser.el("audit-filter-apply").click();
     browser.await("only old-timer's rows", d -> {
       List<WebElement> rows = browser.all("audit-row");
       return !rows.isEmpty() && rows.stream().allMatch(r -> "ev_01m8000000000000000000old1".equals(attr(r, "data-event-id"))) ? true : null;
     });
-    assertTrue(browser.driver().getCurrentUrl().contains("actor_name=old-"), browser.driver().getCurrentUrl());
+    assertTrue(browser.driver().getCurrentUrl().contains("actor_name=old-timer"), browser.driver().getCurrentUrl());
     browser.el("audit-filter-clear").click();
     browser.await("every row back", d -> browser.all("audit-row").size() > 1 ? true : null);
     List<String> severe = browser.severeLogs().stream().filter(m -> !m.contains("Failed to load resource")).toList();
