@@ -272,7 +272,7 @@ export function nodeActions(ctx, { id, base, actionError, refresh }) {
     return form;
   })();
   const ingressTable = h('div');
-  ingressSlot.append(ingressTable, ingressForm);
+  ingressSlot.append(...[ingressTable, ingressForm].filter(Boolean)); // no form without nodes:operate (append(null) would print "null")
 
   function buildIngress(list) {
     const { wrap, tbody } = makeTable(['Name', 'Hostname', 'Port', 'State', ''], { caption: 'Ingress', test: 'node-ingress' });

@@ -49,7 +49,7 @@ export function renderNode(ctx, id) {
     h('div', { class: 'page-head' }, title, statusSlot, refreshLabel),
     actionError,
     actions.canAct ? h('section', { class: 'panel', 'aria-labelledby': 'node-actions-h' },
-      h('h2', { id: 'node-actions-h' }, 'Actions'), actions.actionsSlot) : null,
+      h('h2', { id: 'node-actions-h' }, 'Actions'), actions.actionsSlot) : '', // append(null) would print "null"
     h('section', { class: 'panel', 'aria-labelledby': 'node-fields-h' }, h('h2', { id: 'node-fields-h' }, 'Record'), fieldsDl),
     h('section', { class: 'panel', 'aria-labelledby': 'node-ingress-h' }, h('h2', { id: 'node-ingress-h' }, 'Ingress'), actions.ingressSlot),
     h('section', { class: 'panel', 'aria-labelledby': 'node-ops-h' }, h('h2', { id: 'node-ops-h' }, 'Operations'), ops.slot),

@@ -150,6 +150,26 @@ class PanelDetailsBrowserTest {
   }
 
   @Test
+  void aViewerSeesANodeWithoutItsActionsAndWithoutStrayText() {
+    JsonObject node = enroll("viewed", "tag:viewed");
+    PanelSession.user(app, "viewer", "viewer", "*", "*");
+    try (Browser viewer = new Browser("http://127.0.0.1:" + app.panelPort(), 1280, 800)) {
+      viewer.open("/#/login");
+      viewer.type("login-username", "viewer");
+      viewer.type("login-password", PanelSession.PASSWORD);
+      viewer.el("login-submit").click();
+      viewer.el("nav-nodes");
+      viewer.open("/#/nodes/" + node.getString("id"));
+      viewer.el("node-field-id");
+      viewer.el("node-ingress");
+      assertTrue(viewer.all("node-delete").isEmpty() && viewer.all("node-ingress-submit").isEmpty(), "no action for a viewer");
+      // the page's own text: no "null" where a form the role cannot use would have been
+      String text = viewer.driver().findElement(org.openqa.selenium.By.id("page")).getText();
+      assertTrue(!text.matches("(?s).*\\bnull\\b.*"), text);
+    }
+  }
+
+  @Test
   void theTokenFormWantsATeamAndAnEnvironment() {
     browser.open("/#/tokens");
     browser.type("token-create-name", "no-scope");
