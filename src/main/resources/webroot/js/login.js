@@ -8,7 +8,7 @@ import { h, field, errorBox, showFormError, showFormMessage, clearFormError, btn
 /** What each refusal of a single sign-on means, for the person who just tried (codes of API.md §17). */
 const SSO_ERRORS = {
   unavailable: 'The identity provider cannot be reached right now. Try again in a minute, or log in with a local account.',
-  rate_limited: 'Too many sign-in attempts from your address. Wait a minute and try again.',
+  rate_limited: 'Too many sign-in attempts right now. Wait a minute and try again.',
   expired_login: 'This sign-in expired, was already used, or was started in another browser. Start again.',
   idp_refused: 'The identity provider did not sign you in (cancelled or refused). Start again.',
   exchange_failed: 'The identity provider did not confirm the sign-in. Start again; if it keeps failing, tell your administrator.',

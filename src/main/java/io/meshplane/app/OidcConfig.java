@@ -32,7 +32,7 @@ final class OidcConfig {
 
   private OidcConfig() {}
 
-  static OidcSettings parse(Map<String, String> v, Duration timeout) {
+  static OidcSettings parse(Map<String, String> v, Duration timeout, int maxPending) {
     String issuer = v.get(Setting.PANEL_OIDC_ISSUER.key).trim();
     List<OidcMapping> mappings = mappings(v);
     if (issuer.isEmpty()) {
@@ -69,7 +69,7 @@ final class OidcConfig {
     if (label.isEmpty() || label.length() > 60 || label.chars().anyMatch(Character::isISOControl)) {
       throw bad(Setting.PANEL_OIDC_BUTTON_LABEL, label, "must be 1-60 characters without control characters");
     }
-    return new OidcSettings(issuer, clientId, secret(v), redirect, List.copyOf(scopes), mappings, label, timeout);
+    return new OidcSettings(issuer, clientId, secret(v), redirect, List.copyOf(scopes), mappings, label, timeout, maxPending);
   }
 
   /** The client secret: from {@code client_secret} (best through the environment) or from the file {@code client_secret_file}. */

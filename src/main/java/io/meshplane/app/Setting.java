@@ -27,6 +27,7 @@ public enum Setting {
   PANEL_OIDC_MAPPINGS("panel.oidc.mappings", "MESH_PANEL_OIDC_MAPPINGS", "[]", "single sign-on: a list of {claim, value, role, team, environment}, first match wins (the env value as JSON)"),
   PANEL_OIDC_BUTTON_LABEL("panel.oidc.button_label", "MESH_PANEL_OIDC_BUTTON_LABEL", "single sign-on", "single sign-on: the login page shows 'Sign in with <label>'"),
   PANEL_OIDC_TIMEOUT("panel.oidc.timeout", "MESH_PANEL_OIDC_TIMEOUT", "10s", "single sign-on: every HTTP call to the IdP (discovery, keys, code exchange) ends within this time"),
+  PANEL_OIDC_MAX_PENDING("panel.oidc.max_pending", "MESH_PANEL_OIDC_MAX_PENDING", "10000", "single sign-on: the cluster's bound on logins started and not finished (beyond it a start is refused)"),
   PANEL_SERIES_INTERVAL("panel.series_interval", "MESH_PANEL_SERIES_INTERVAL", "10s", "how often each replica samples the overview's charts: the last-hour view has 360 points this far apart, the 24-hour view 288 points 30 times this far apart (10s: 1 h and 24 h)"),
   POSTGRES_URL("postgres.url", "MESH_PG_URL", "embedded", "'embedded' (a PostgreSQL started by the process) or postgresql://user:pass@host:port/db"),
   POSTGRES_POOL_SIZE("postgres.pool_size", "MESH_PG_POOL_SIZE", "16", "reactive connection pool size per replica"),

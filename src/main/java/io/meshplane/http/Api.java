@@ -103,11 +103,27 @@ public final class Api {
 
   /** The same, taking the query parameters {@code query} (single sign-on's callback: the IdP's answer comes in the query). */
   public void open(HttpMethod method, String path, String action, Query query, Handler handler) {
+    open(method, path, action, query, handler, null);
+  }
+
+  /**
+   * The same, for a browser's top-level navigation (single sign-on's callback): a query the route
+   * does not take is handed to {@code refused} (a redirect to a page that explains it) instead of
+   * being answered with a JSON problem nobody would read.
+   */
+  public void open(HttpMethod method, String path, String action, Query query, Handler handler,
+      java.util.function.Consumer<RoutingContext> refused) {
     Declared d = new Declared(name, method, prefix + path, null, action, null, true, query);
     declared.add(d);
     mounted.add(router.route(d.method(), routePath(d)).handler(ctx -> {
       try {
-        d.query().check(ctx);
+        try {
+          d.query().check(ctx);
+        } catch (Refusal r) {
+          if (refused == null) throw r;
+          refused.accept(ctx);
+          return;
+        }
         handler.handle(ctx, null).onFailure(ctx::fail);
       } catch (RuntimeException e) {
         ctx.fail(e);

@@ -11,15 +11,22 @@ import java.util.concurrent.TimeUnit;
 /**
  * Logins started and not yet back from the IdP, shared by every replica (the IdP may send the browser
  * back to another replica than the one it left): a Hazelcast map from the digest of the login's
- * {@code state} to its nonce, PKCE verifier and the digest of the browser's binding cookie, each entry
+ * {@code state} to its nonce, PKCE verifier, the digest of the browser's binding cookie and the
+ * digest of the panel session the browser held at the start (ended when the login succeeds), each entry
  * with a time-to-live of {@link OidcSettings#PENDING_TTL}. A callback takes its entry out with one
- * remove on the member that owns it: a state works once, on whichever replica comes first.
+ * remove on the member that owns it: a state works once, on whichever replica comes first. The map's
+ * size is bounded by the cluster-wide limit on starts ({@link RateLimits#oidcStart()}).
  */
 final class OidcPending {
   static final String MAP = "meshplane.panel.oidc_pending";
 
-  /** What a callback needs of its login: the nonce the ID token must carry, the PKCE verifier, the browser it must come from. */
-  record Login(String nonce, String codeVerifier, String browserDigest, long startedAtMs) {}
+  /**
+   * What a callback needs of its login: the nonce the ID token must carry, the PKCE verifier, the
+   * browser it must come from, and the key (digest) of the panel session that browser held when the
+   * login started, or null. The start is a same-site navigation and receives the session's
+   * {@code SameSite=Strict} cookie; the callback, coming from the IdP's site, does not.
+   */
+  record Login(String nonce, String codeVerifier, String browserDigest, long startedAtMs, String previousSession) {}
 
   private final Vertx vertx;
   private final IMap<String, HazelcastJsonValue> map;
@@ -31,7 +38,7 @@ final class OidcPending {
 
   Future<Void> put(String state, Login login) {
     JsonObject j = new JsonObject().put("nonce", login.nonce()).put("verifier", login.codeVerifier()).put("browser", login.browserDigest())
-        .put("started_at", login.startedAtMs());
+        .put("started_at", login.startedAtMs()).put("previous", login.previousSession());
     return Future.fromCompletionStage(map.setAsync(Sessions.digest(state), new HazelcastJsonValue(j.encode()),
         OidcSettings.PENDING_TTL.toMillis(), TimeUnit.MILLISECONDS), vertx.getOrCreateContext());
   }
@@ -43,7 +50,7 @@ final class OidcPending {
       if (v == null) return null;
       try {
         JsonObject j = new JsonObject(v.getValue());
-        return new Login(j.getString("nonce"), j.getString("verifier"), j.getString("browser"), j.getLong("started_at"));
+        return new Login(j.getString("nonce"), j.getString("verifier"), j.getString("browser"), j.getLong("started_at"), j.getString("previous"));
       } catch (RuntimeException e) {
         return null;
       }

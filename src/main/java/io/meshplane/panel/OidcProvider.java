@@ -77,6 +77,28 @@ final class OidcProvider {
     return endSession;
   }
 
+  /**
+   * The discovery document's end_session_endpoint when it is safe to put in a link on the login page:
+   * an absolute {@code https://} URL (plain {@code http://} only on loopback, as for the issuer) with
+   * a host and no user info; anything else ({@code javascript:}, a relative path, ...) is null, as if
+   * the IdP had none.
+   */
+  static String endSessionEndpoint(String raw) {
+    if (raw == null || raw.isEmpty() || raw.length() > 2000) return null;
+    java.net.URI u;
+    try {
+      u = new java.net.URI(raw);
+    } catch (java.net.URISyntaxException e) {
+      return null;
+    }
+    String host = u.getHost();
+    if (host == null || u.getRawUserInfo() != null || u.getRawFragment() != null) return null;
+    boolean https = "https".equalsIgnoreCase(u.getScheme());
+    boolean loopbackHttp = "http".equalsIgnoreCase(u.getScheme())
+        && (host.equals("localhost") || host.matches("^127(\\.[0-9]{1,3}){3}$") || host.equals("[::1]"));
+    return https || loopbackHttp ? raw : null;
+  }
+
   private void discover() {
     if (stopped) return;
     long ms = settings.timeout().toMillis();
@@ -90,7 +112,11 @@ final class OidcProvider {
       if (ar.succeeded()) {
         OAuth2Options found = options;
         issuer = found.getJWTOptions().getIssuer() == null ? settings.issuer() : found.getJWTOptions().getIssuer();
-        endSession = found.getLogoutPath();
+        endSession = endSessionEndpoint(found.getLogoutPath());
+        if (endSession == null && found.getLogoutPath() != null) {
+          LOG.warn("single sign-on: the identity provider's end_session_endpoint is not an https:// URL (plain http only on loopback): "
+              + "ignored, the login page offers no sign-out at the IdP");
+        }
         OAuth2Auth a = ar.result();
         a.missingKeyHandler(kid -> refreshKeys(a));
         auth = a;

@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * login (a redirect to the IdP), and the IdP's callback (the panel's session cookie and a redirect to
  * the dashboard; any refusal is a redirect to {@code /#/login?error=<code>}, which the login page
  * explains). The three take no credential; the start and the callback count against the login's
- * rate limit per source address.
+ * rate limit per source address, and the start also against the cluster's bound on pending logins.
  *
  * <p>The binding cookie ties a login to the browser that started it: a state taken from someone
  * else's login is refused. It is {@code SameSite=Lax}, not Strict like the session's: the callback
@@ -28,7 +28,11 @@ final class OidcRoutes {
   private static final Logger LOG = LoggerFactory.getLogger(OidcRoutes.class);
   static final String SECURE_BINDING = "__Host-meshplane_oidc";
   static final String PLAIN_BINDING = "meshplane_oidc";
-  /** What an IdP may put in the callback's query (code and state, an error, and what some IdPs add). */
+  /**
+   * What an IdP may put in the callback's query: code and state, an error, {@code iss} (RFC 9207:
+   * checked against the issuer), {@code session_state} (OpenID Connect Session Management) and what
+   * some IdPs add. Anything else is a redirect to the login page with {@code failed}.
+   */
   static final Query CALLBACK = Query.of("code", "state", "error", "error_description", "error_uri", "iss", "session_state", "scope",
       "authuser", "prompt", "hd");
 
@@ -40,7 +44,10 @@ final class OidcRoutes {
       Responses.ok(ctx, oidc.info());
       return Future.succeededFuture();
     });
-    api.open(GET, "/session/oidc/start", "session.oidc_start", (ctx, none) -> oidc.start(Api.request(ctx)).transform(ar -> {
+    // the start is a same-site navigation from the login page: it carries the Strict session cookie,
+    // whose session the login ends when it succeeds (the callback, from the IdP's site, carries none)
+    api.open(GET, "/session/oidc/start", "session.oidc_start", (ctx, none) -> oidc.start(Api.request(ctx), cookie(ctx, sessionCookie))
+        .transform(ar -> {
       if (ar.succeeded()) {
         ctx.response().addCookie(bindingCookie(binding, ar.result().binding(), settings, OidcSettings.PENDING_TTL.toSeconds()));
         redirect(ctx, ar.result().authorizeUrl());
@@ -53,7 +60,8 @@ final class OidcRoutes {
       String code = ctx.request().getParam("code");
       String state = ctx.request().getParam("state");
       String error = ctx.request().getParam("error");
-      return oidc.callback(code, state, error, cookie(ctx, binding), cookie(ctx, sessionCookie), Api.request(ctx)).transform(ar -> {
+      String iss = ctx.request().getParam("iss");
+      return oidc.callback(code, state, error, iss, cookie(ctx, binding), Api.request(ctx)).transform(ar -> {
         // the binding cookie has served (or the login is over): gone either way
         ctx.response().addCookie(bindingCookie(binding, "", settings, 0));
         if (ar.succeeded()) {
@@ -65,12 +73,12 @@ final class OidcRoutes {
         }
         return Future.succeededFuture();
       });
-    });
+    }, ctx -> redirect(ctx, "/#/login?error=failed")); // a parameter no IdP sends: the login page, not a JSON problem
   }
 
   private static void failed(RoutingContext ctx, Throwable t) {
     String code = t instanceof OidcService.Failed f ? f.code : "failed";
-    if (!(t instanceof OidcService.Failed)) LOG.warn("single sign-on: a login failed: {}", t.toString());
+    if (!(t instanceof OidcService.Failed)) LOG.warn("single sign-on: a login failed: {}", OidcService.summary(t));
     redirect(ctx, "/#/login?error=" + code);
   }
 

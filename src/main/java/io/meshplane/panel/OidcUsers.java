@@ -5,10 +5,12 @@ import io.meshplane.audit.Actor;
 import io.meshplane.audit.AuditEvent;
 import io.meshplane.audit.AuditLog;
 import io.meshplane.common.Ids;
+import io.meshplane.common.Refusal;
 import io.meshplane.common.RequestInfo;
 import io.meshplane.common.Times;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
+import io.vertx.pgclient.PgException;
 import io.vertx.sqlclient.Pool;
 import java.time.Instant;
 
@@ -36,9 +38,21 @@ final class OidcUsers {
 
   /**
    * The user of these claims as the mapping makes it, created or updated (the change audited as
-   * {@code user.create} / {@code user.update} by the IdP), or null when the user is disabled.
+   * {@code user.create} / {@code user.update} by the IdP), or null when the user is disabled. Two
+   * first logins of one subject at once (two tabs, two replicas) both read "no such user"; the
+   * second insert then breaks a unique index (SQLSTATE 23505: the subject, or the name another
+   * person just took) and is tried once more, finding the user the first one made.
    */
   Future<UserRecord> upsert(String issuer, JsonObject claims, OidcMapping m, RequestInfo request) {
+    return attempt(issuer, claims, m, request).recover(t -> unique(t) ? attempt(issuer, claims, m, request) : Future.failedFuture(t));
+  }
+
+  /** A unique violation: PostgreSQL's own, or as {@link UserRepository#insert} answers it (a 409 conflict). */
+  static boolean unique(Throwable t) {
+    return t instanceof PgException pg && "23505".equals(pg.getSqlState()) || t instanceof Refusal r && r.kind() == Refusal.Kind.CONFLICT;
+  }
+
+  private Future<UserRecord> attempt(String issuer, JsonObject claims, OidcMapping m, RequestInfo request) {
     String sub = claims.getString("sub");
     Instant now = Times.now();
     Actor idp = new Actor("system", "oidc", "single sign-on");

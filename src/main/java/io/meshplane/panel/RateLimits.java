@@ -23,7 +23,10 @@ import java.time.Duration;
  *       even the right password is answered 429;
  *   <li>login attempts per source address, whatever the username: {@code panel.login_per_address} per
  *       minute (bounds the password-hashing work one address can cause);
- *   <li>API requests per session: {@code panel.api_rate} per second, burst {@code panel.api_burst}.
+ *   <li>API requests per session: {@code panel.api_rate} per second, burst {@code panel.api_burst};
+ *   <li>single sign-on's starts across the whole cluster, whatever the address: {@code panel.oidc.max_pending / 2}
+ *       at once, refilled evenly by as many per 10 minutes (a pending login's life), so the pending
+ *       logins ({@link OidcPending}) never number more than {@code panel.oidc.max_pending}.
  * </ul>
  */
 final class RateLimits {
@@ -39,6 +42,8 @@ final class RateLimits {
   private final BucketConfiguration loginFailures;
   private final BucketConfiguration loginAddress;
   private final BucketConfiguration api;
+  private final BucketConfiguration oidcStarts;
+  private final String oidcStartsKey;
 
   RateLimits(Vertx vertx, HazelcastInstance hz, PanelSettings s) {
     this.vertx = vertx;
@@ -52,6 +57,15 @@ final class RateLimits {
         .build();
     this.api = BucketConfiguration.builder().addLimit(l -> l.capacity(s.apiBurst()).refillGreedy(s.apiRate(), Duration.ofSeconds(1)))
         .build();
+    int half = s.oidc().maxPending() / 2;
+    this.oidcStarts = BucketConfiguration.builder().addLimit(l -> l.capacity(half).refillGreedy(half, OidcSettings.PENDING_TTL)).build();
+    // the key names the bound: replicas configured differently (during a rolling change) do not share a bucket of another size
+    this.oidcStartsKey = "oidc-starts:" + s.oidc().maxPending();
+  }
+
+  /** Counts one single sign-on start of the whole cluster (the bound on pending logins). */
+  Future<Verdict> oidcStart() {
+    return consume(bucket(oidcStartsKey, oidcStarts));
   }
 
   /** Counts one login attempt from {@code address}. */

@@ -78,7 +78,7 @@ class IdTokenCheckTest {
         java.util.List.of(new OidcMapping("groups", "mesh-viewers", io.meshplane.access.Role.VIEWER, "web", "*"),
             new OidcMapping("groups", "mesh-admins", io.meshplane.access.Role.ADMIN, "*", "*"),
             new OidcMapping("realm_access.roles", "ops", io.meshplane.access.Role.OPERATOR, "web", "prod"),
-            new OidcMapping("email_verified", "true", io.meshplane.access.Role.VIEWER, "all", "*")), "SSO", java.time.Duration.ofSeconds(1));
+            new OidcMapping("email_verified", "true", io.meshplane.access.Role.VIEWER, "all", "*")), "SSO", java.time.Duration.ofSeconds(1), 100);
     assertEquals(io.meshplane.access.Role.ADMIN, s.map(claims()).role());
     assertEquals(io.meshplane.access.Role.VIEWER, s.map(claims().put("groups", new JsonArray().add("mesh-admins").add("mesh-viewers"))).role());
     assertEquals(io.meshplane.access.Role.OPERATOR, s.map(new JsonObject().put("realm_access", new JsonObject()

@@ -64,6 +64,7 @@ class OidcKeycloakTest {
     System.out.println("Keycloak started in " + kc.startTime.toMillis() + " ms");
     settings = new HashMap<>();
     settings.put("panel.cookie_secure", "false");
+    settings.put("panel.login_per_address", "1000"); // every login of this class comes from 127.0.0.1
     settings.put("panel.oidc.issuer", kc.issuer());
     settings.put("panel.oidc.client_id", Keycloak.CLIENT_ID);
     settings.put("panel.oidc.client_secret", kc.clientSecret());
@@ -75,7 +76,7 @@ class OidcKeycloakTest {
         .add(new JsonObject().put("claim", "groups").put("value", "mesh-viewers").put("role", "viewer").put("team", "web")
             .put("environment", "*"))
         .encode());
-    cluster = TestCluster.of(3);
+    cluster = TestCluster.of(4);
     Map<String, String> first = new HashMap<>(settings);
     first.put("panel.port", String.valueOf(panelPort));
     a = cluster.start(0, first);
@@ -257,7 +258,12 @@ class OidcKeycloakTest {
   }
 
   static Started startOn(Meshplane m) {
-    HttpResponse<Buffer> r = get(m.panelPort(), "/api/v1/session/oidc/start", null);
+    return startOn(m, null);
+  }
+
+  /** The same from a browser holding {@code cookies} (its panel session's {@code name=value}). */
+  static Started startOn(Meshplane m, String cookies) {
+    HttpResponse<Buffer> r = get(m.panelPort(), "/api/v1/session/oidc/start", cookies);
     assertEquals(302, r.statusCode(), r.bodyAsString());
     String location = r.getHeader("Location");
     assertTrue(location.startsWith(kc.issuer() + "/protocol/openid-connect/auth?"), location);
@@ -354,5 +360,51 @@ class OidcKeycloakTest {
       // the break-glass way in stays
       browser.el("login-username");
     }
+  }
+
+  @Test
+  void theSessionTheBrowserHeldWhenItStartedTheLoginEndsWithIt() throws Exception {
+    // a local session in this browser; the IdP's callback, cross-site, does not carry its Strict cookie: the start does
+    PanelSession local = PanelSession.signIn(http, a.panelPort(), "admin");
+    assertEquals(200, get(a.panelPort(), "/api/v1/session", local.cookie()).statusCode());
+    Started s = startOn(a, local.cookie());
+    String callback = callbackPath(new KeycloakLogin().login(s.authorizeUrl(), "alice", Keycloak.PASSWORD));
+    HttpResponse<Buffer> ok = get(b.panelPort(), callback, s.binding());
+    assertEquals("/#/", ok.getHeader("Location"));
+    assertEquals(401, get(a.panelPort(), "/api/v1/session", local.cookie()).statusCode(), "the earlier local session is over");
+    assertEquals(200, get(b.panelPort(), "/api/v1/session", pair(setCookie(ok, "meshplane_session"))).statusCode());
+  }
+
+  @Test
+  void theCallbackTakesTheIdpsIssAndSessionStateChecksIssAndRedirectsAnythingElse() throws Exception {
+    KeycloakLogin person = new KeycloakLogin();
+    // a parameter no IdP sends: the login page (not a JSON problem), with the binding cookie left as it was
+    HttpResponse<Buffer> odd = get(a.panelPort(), CALLBACK + "?code=c&state=" + Sessions.random() + "&utm_source=x", null);
+    refusedWith(odd, "failed");
+    // RFC 9207: an answer naming another issuer is refused, and audited
+    Started mixUp = startOn(a);
+    refusedWith(get(a.panelPort(), CALLBACK + "?code=c&state=" + mixUp.state() + "&iss=https%3A%2F%2Fevil.example", mixUp.binding()),
+        "invalid_token");
+    // the IdP's own iss and session_state are taken
+    Started s = startOn(b);
+    String callback = callbackPath(person.login(s.authorizeUrl(), "bob", Keycloak.PASSWORD));
+    if (query(callback, "iss") == null) callback += "&iss=" + java.net.URLEncoder.encode(kc.issuer(), java.nio.charset.StandardCharsets.UTF_8);
+    if (query(callback, "session_state") == null) callback += "&session_state=" + Sessions.random();
+    assertEquals("/#/", get(a.panelPort(), callback, s.binding()).getHeader("Location"));
+    List<String> reasons = adminGet("/api/v1/audit?action=session.oidc_login&limit=100").getJsonArray("items").stream()
+        .map(JsonObject.class::cast).filter(e -> "denied".equals(e.getString("outcome")))
+        .map(e -> e.getJsonObject("details").getString("reason")).toList();
+    assertTrue(reasons.contains("the callback's iss is not the issuer"), reasons.toString());
+  }
+
+  @Test
+  void startsBeyondTheClustersBoundOnPendingLoginsAreRefused() {
+    Map<String, String> small = new HashMap<>(settings);
+    small.put("panel.oidc.max_pending", "2"); // one start at once, one more per 10 minutes
+    Meshplane d = cluster.start(3, small);
+    Await.until("Keycloak discovered by the small replica", 30_000, () -> info(d).getBoolean("available"));
+    startOn(d);
+    refusedWith(get(d.panelPort(), "/api/v1/session/oidc/start", null), "rate_limited");
+    startOn(a); // the other replicas' bound is their own (10,000)
   }
 }
