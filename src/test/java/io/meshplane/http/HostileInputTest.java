@@ -107,6 +107,42 @@ class HostileInputTest {
         BODY_ROUTES.size(), QUERY_ROUTES.size(), ID_ROUTES.size());
   }
 
+  /**
+   * Endpoints a browser reaches by a redirect from elsewhere (the IdP's callback): a JSON problem would be
+   * a dead end for the person, so what is wrong in their query is a redirect to the login page, which
+   * explains the error code (only a value that does not decode at all is the query check's 400). {@link #theCallbackRedirectsEveryHostileQueryToTheLoginPage} drives them.
+   */
+  static final Set<String> REDIRECTS = Set.of("GET /api/v1/session/oidc/callback");
+
+  /**
+   * Every parameter of the IdP's callback with a bad value, and an unknown one: a redirect to the login page
+   * (or, for a value that is not even a decodable string, the query check's 400 naming it), no session, no
+   * stack trace.
+   */
+  @Example
+  void theCallbackRedirectsEveryHostileQueryToTheLoginPage() throws Exception {
+    String[] junk = {"j\u00fcnk \u2028/?#", "\"quoted\"\\", "../..", "a&b=c;d"};
+    List<String> params = List.of("code", "state", "error", "error_description", "error_uri", "iss", "session_state", "scope", "authuser",
+        "prompt", "hd", "unknown");
+    int n = 0;
+    for (String p : params) {
+      for (int k = 0; k < 3; k++, n++) {
+        String rest = p.equals("state") ? "code=c" : p.equals("code") ? "state=s" : "state=s&code=c";
+        String target = "/api/v1/session/oidc/callback?" + rest + "&" + p + "=" + badValue(p, k, junk[n % junk.length]);
+        RawHttp.Answer a = RawHttp.exchange(panelPort, RawHttp.ascii("GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n"));
+        if (a.status() == 400) {
+          // a value no URL decoder accepts: the query's own check, a problem naming the parameter
+          assertEquals(p, new JsonObject(a.body()).getJsonArray("errors").getJsonObject(0).getString("field"), target + " " + a.body());
+        } else {
+          assertEquals(302, a.status(), target + " " + a.body());
+          assertTrue(a.header("Location").startsWith("/#/login?error="), target + " -> " + a.header("Location"));
+        }
+        assertTrue(!a.head().contains("meshplane_session="), "no session cookie: " + a.head());
+      }
+    }
+    assertEquals(List.of(), logs.problems(), "no ERROR and no stack trace");
+  }
+
   /** Two Authorization headers are one ambiguous credential: refused (401), never resolved by picking one, whichever is valid. */
   @Example
   void twoAuthorizationHeadersAreRefusedWhicheverIsValid() throws Exception {
@@ -164,7 +200,7 @@ class HostileInputTest {
             missing.add(operation + ": no hostile id for {" + p.get("name") + "}");
           }
         }
-        if (query.isEmpty()) continue;
+        if (query.isEmpty() || REDIRECTS.contains(operation)) continue;
         QueryRoute route = QUERY_ROUTES.stream().filter(r -> r.method() == method && r.template().equals(path.getKey())).findFirst()
             .orElse(null);
         if (route == null) {
