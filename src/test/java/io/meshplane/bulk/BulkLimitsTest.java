@@ -119,7 +119,7 @@ class BulkLimitsTest {
       // two more callers: four bulks running (their nodes wait for a slot); a fifth caller gets 503
       answers.add(async(operator(), retag(ids.subList(0, 3))));
       answers.add(async(operator(), retag(ids.subList(3, 6))));
-      Await.until("four bulks audited (running)", () -> bulksAudited() == audited + 4);
+      Await.until("four bulks audited (running)", BulkLimitsTest::bulksAudited, n -> n == audited + 4);
       HttpResponse<Buffer> busy = http.send(HttpMethod.POST, app.coordinatorPort(), "/v1/nodes/bulk", operator(), retag(ids.subList(0, 1)));
       assertEquals(503, busy.statusCode(), busy.bodyAsString());
       assertEquals("busy", busy.bodyAsJsonObject().getString("code"), busy.bodyAsString());
