@@ -53,7 +53,8 @@ class BulkLimitsTest {
 
   @BeforeAll
   static void start() {
-    cluster = TestCluster.started(1);
+    // the production pool size (tests default to 4): the bulks' slots are a quarter of it
+    cluster = TestCluster.started(1, java.util.Map.of("postgres.pool_size", "16"));
     db = cluster.db();
     app = cluster.replica(0);
     http = cluster.http();
@@ -125,6 +126,8 @@ class BulkLimitsTest {
       assertEquals("busy", busy.bodyAsJsonObject().getString("code"), busy.bodyAsString());
       assertTrue(busy.getHeader("Retry-After") != null, "Retry-After");
       assertEquals(limit, bulk.nodeActionsInFlight(), "still the limit with four bulks waiting");
+      // the rest of the pool is free for other writes: an enrollment goes through while the bulks wait
+      Nodes.enroll(http, app.coordinatorPort(), root, "during-bulks", "alpha", "prod");
       lock.rollback();
     }
     for (Future<HttpResponse<Buffer>> f : answers) {
