@@ -1,6 +1,7 @@
 // Bulk actions on the Nodes page: row checkboxes, "select all on this page", "all N matching the
 // filter", and a bar that re-tags, re-keys or deletes the selection through POST /api/v1/nodes/bulk
-// (each behind a confirmation stating how many nodes), then shows the per-node results.
+// (each behind a confirmation stating how many nodes), then shows the per-node results. "All matching"
+// resolves the filter in a dry run first and acts on the ids the dialog stated.
 
 import { api, isAbort } from './api.js';
 import { h, btn, td, badge, field, errorBox, showFormError, clearFormError, confirmDialog, link, nodeHref, str } from './ui.js';
@@ -133,22 +134,60 @@ export function bulkBar(ctx, { filter, reload }) {
     return b;
   }
 
+  function setBusy(busy) {
+    for (const x of [retagBtn, rekeyBtn, deleteBtn]) x.disabled = busy;
+  }
+
+  /**
+   * "All matching the filter": the server resolves the filter once, in a dry run, and the dialog
+   * states what it found (how many, the first names); the action then names exactly those ids, so
+   * it covers what was confirmed (a node gone meanwhile comes back not_found). Null when cancelled
+   * or refused (the error shown).
+   */
+  async function resolveFilter(b) {
+    setBusy(true);
+    try {
+      const dry = await api.post('/nodes/bulk', { ...b, dry_run: true }, { signal: ctx.signal });
+      const found = (Array.isArray(dry && dry.results) ? dry.results : []).filter((r) => r.outcome === 'ok');
+      return found.map((r) => ({ id: str(r.id), name: str(r.name) || str(r.id) }));
+    } catch (e) {
+      if (!isAbort(e)) showFormError(error, e);
+      return null;
+    } finally {
+      setBusy(false);
+    }
+  }
+
   async function run(action, { title, verb, danger, detail }) {
     clearFormError(error);
-    const n = size();
-    const b = body(action);
-    if (allMatching && !Object.keys(b.filter).length) {
-      showFormError(error, new Error('Set a filter first: "all matching" without a filter would be every node.'));
-      return;
+    let n = size();
+    let b = body(action);
+    let resolved = null;
+    if (allMatching) {
+      if (!Object.keys(b.filter).length) {
+        showFormError(error, new Error('Set a filter first: "all matching" without a filter would be every node.'));
+        return;
+      }
+      const found = await resolveFilter(b);
+      if (!found) return;
+      if (!found.length) {
+        showFormError(error, new Error('No node matches the filter now: nothing to do.'));
+        return;
+      }
+      n = found.length;
+      const first = found.slice(0, 5).map((f) => f.name).join(', ');
+      resolved = h('p', { 'data-test': 'bulk-confirm-resolved', 'data-count': String(n) },
+        `The filter matches ${nodesText(n)} now: ${first}${n > 5 ? `, and ${n - 5} more` : ''}. Exactly these are acted on.`);
+      b = { action: b.action, ...(b.tags ? { tags: b.tags } : {}), ids: found.map((f) => f.id) };
     }
     const ok = await confirmDialog({
       title: `${title} ${nodesText(n)}?`,
-      message: [`${verb} ${nodesText(n)}${allMatching ? ' (every node matching the current filter)' : ''}.`, detail],
+      message: [`${verb} ${nodesText(n)}${resolved ? ' (every node matching the current filter)' : ''}.`, resolved, detail],
       confirmLabel: `${title} ${nodesText(n)}`,
       danger,
     });
     if (!ok) return;
-    for (const x of [retagBtn, rekeyBtn, deleteBtn]) x.disabled = true;
+    setBusy(true);
     try {
       const answer = await api.post('/nodes/bulk', b, { signal: ctx.signal });
       showResults(answer);
@@ -157,7 +196,7 @@ export function bulkBar(ctx, { filter, reload }) {
     } catch (e) {
       if (!isAbort(e)) showFormError(error, e);
     } finally {
-      for (const x of [retagBtn, rekeyBtn, deleteBtn]) x.disabled = false;
+      setBusy(false);
     }
   }
 

@@ -15,6 +15,9 @@ import {
  *                     hint, datalist: [values], toApi(value) → value sent}]
  *   columns, row(item) → <tr>, tableTest, caption, empty
  *   pollMs          live refresh period (0: none)
+ *   slowPoll        {sorts: [keys], ms}: in these orders (either direction) refresh every ms instead,
+ *                   and say so next to the "Updated" time (<prefix>-refresh-note): orders whose page
+ *                   costs a scan on the server
  *   sizes, defaultLimit
  *   fixedQuery()    more query parameters
  *   toolbar         extra elements next to the pager
@@ -27,7 +30,7 @@ export function listView(ctx, opts) {
   const {
     path, prefix, filters = [], columns, row, tableTest, caption = '', empty = 'Nothing to show.',
     pollMs = 0, sizes = [25, 50, 100, 200], defaultLimit = 50, fixedQuery = () => ({}),
-    toolbar = [], onData = null, sorts = null, above = [],
+    toolbar = [], onData = null, sorts = null, above = [], slowPoll = null,
   } = opts;
   const sortKeys = (sorts || []).filter(Boolean);
   const askedSort = ctx.params.get('sort') || '';
@@ -154,6 +157,18 @@ export function listView(ctx, opts) {
   });
   const countLabel = h('span', { class: 'muted', 'data-test': `${prefix}-count` });
   const refreshLabel = h('span', { class: 'muted refresh-status', 'data-test': `${prefix}-refreshed`, 'aria-live': 'off' });
+  const refreshNote = h('span', { class: 'muted refresh-status', 'data-test': `${prefix}-refresh-note`, hidden: true });
+  function slowOrder() {
+    return !!slowPoll && slowPoll.sorts.includes(sort.replace(/^-/, ''));
+  }
+  function period() {
+    return slowOrder() ? slowPoll.ms : pollMs;
+  }
+  function showRefreshNote() {
+    const slow = slowOrder();
+    refreshNote.hidden = !slow;
+    refreshNote.textContent = slow ? `refreshed every ${Math.round(slowPoll.ms / 1000)} s in this order` : '';
+  }
   prevBtn.addEventListener('click', () => {
     if (!pager.stack.length) return;
     pager.cursor = pager.stack.pop();
@@ -231,6 +246,7 @@ export function listView(ctx, opts) {
       clearFormError(filterError, inputs);
       ctx.clearError();
       refreshLabel.textContent = `Updated ${new Date().toLocaleTimeString()}`;
+      showRefreshNote();
       if (onData) onData(items, data);
     } catch (e) {
       if (my !== seq || isAbort(e)) return;
@@ -256,12 +272,12 @@ export function listView(ctx, opts) {
     form,
     h('div', { class: 'list-toolbar' },
       h('div', { class: 'pager' }, prevBtn, pageLabel, nextBtn, sizeSelect),
-      h('div', { class: 'list-meta' }, countLabel, pollMs ? refreshLabel : null, toolbar)),
+      h('div', { class: 'list-meta' }, countLabel, pollMs ? refreshLabel : null, pollMs ? refreshNote : null, toolbar)),
     above,
     wrap);
 
   if (pollMs) {
-    poller = ctx.poll(pollMs, load, {
+    poller = ctx.poll(period, load, {
       onError: (e) => {
         ctx.error(e);
         refreshLabel.textContent = 'Refresh failed; retrying';

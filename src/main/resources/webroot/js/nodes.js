@@ -144,6 +144,8 @@ export function renderNodes(ctx) {
     row: (n) => nodeRow(n, { wideTeam, wideEnv, selection: bulk }),
     empty: 'No node matches these filters.',
     pollMs: 5000,
+    // these orders cost a scan and a count on the read pool (load-tests/RESULTS.md): refreshed less often
+    slowPoll: { sorts: ['status', 'heartbeat'], ms: 30000 },
     sizes: [25, 50, 100, 200, 500],
     defaultLimit: 50,
     toolbar: [totalLabel, exportBtn, exportStatus],

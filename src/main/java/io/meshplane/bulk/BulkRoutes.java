@@ -9,6 +9,7 @@ import io.meshplane.node.NodeFilter;
 import io.meshplane.node.NodeFormats;
 import io.meshplane.http.Api;
 import io.meshplane.http.JsonBodies;
+import io.meshplane.http.Pages;
 import io.meshplane.http.Problems;
 import io.meshplane.http.Responses;
 import io.vertx.core.json.JsonArray;
@@ -28,7 +29,7 @@ final class BulkRoutes {
     // the strictest permission any of the actions needs: every one of them is nodes:operate
     api.route(POST, "/nodes/bulk", Permission.NODES_OPERATE, "node.bulk", null, (ctx, caller) -> {
       BulkService.Request req = parse(JsonBodies.required(ctx));
-      return bulk.run(caller, Api.request(ctx), req).map(results -> {
+      return bulk.run(caller, Api.request(ctx), req, Pages.worker(ctx.vertx())).map(results -> {
         Responses.ok(ctx, answer(req, results));
         return null;
       });

@@ -4,6 +4,7 @@ import io.meshplane.access.Caller;
 import io.meshplane.audit.AuditEvent;
 import io.meshplane.audit.Actor;
 import io.meshplane.audit.AuditLog;
+import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
 import io.meshplane.common.RequestInfo;
 import io.meshplane.node.NodeActions;
@@ -18,6 +19,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One action on many nodes (API.md §8, {@code POST /nodes/bulk}). Each node goes through the service
@@ -27,15 +30,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * audited once ({@code node.bulk}).
  *
  * <p>Budget: at most {@value #MAX_NODES} nodes per request (ids, or a filter matching at most that
- * many); {@value #CONCURRENCY} nodes in flight at once; {@link #BUDGET} for the whole request, after
- * which the nodes not started are answered {@code failed} (not attempted); one bulk per caller and
- * {@value #MAX_RUNNING} per replica at a time (429 / 503 otherwise). The per-node calls are
- * asynchronous (PostgreSQL and the change log): nothing waits on the event loop, and the loop does
- * a few microseconds of bookkeeping per node.
+ * many); per-node actions in flight limited per replica across every bulk ({@link NodeSlots}, 4 by
+ * default: a quarter of the main pool); a time budget for the whole request (60 s by default,
+ * counted from its start), after which the nodes not yet started are answered {@code failed} (not
+ * attempted); one bulk per caller and {@value #MAX_RUNNING} per replica at a time (429 / 503
+ * otherwise). The per-node calls are asynchronous (PostgreSQL and the change log): nothing waits on
+ * the event loop, and the loop does a few microseconds of bookkeeping per node.
  */
 final class BulkService {
+  private static final Logger LOG = LoggerFactory.getLogger(BulkService.class);
   static final int MAX_NODES = 500;
-  static final int CONCURRENCY = 8;
   static final int MAX_RUNNING = 4;
   static final Duration BUDGET = Duration.ofSeconds(60);
   static final Set<String> ACTIONS = Set.of("retag", "rekey", "delete");
@@ -55,42 +59,70 @@ final class BulkService {
   private final AuditLog audit;
   private final NodeActions nodes;
   private final Rekey rekey;
+  private final NodeSlots slots;
+  private final Duration budget;
   private final Set<String> running = ConcurrentHashMap.newKeySet();
-  private final AtomicInteger inFlight = new AtomicInteger();
+  private final AtomicInteger bulks = new AtomicInteger();
 
-  BulkService(SqlClient pool, AuditLog audit, NodeActions nodes, Rekey rekey) {
+  /**
+   * @param slots the replica's limit on per-node actions in flight, shared by every bulk
+   * @param budget how long one bulk request may take ({@link #BUDGET} in production; tests shorten it)
+   */
+  BulkService(SqlClient pool, AuditLog audit, NodeActions nodes, Rekey rekey, NodeSlots slots, Duration budget) {
     this.pool = pool;
     this.audit = audit;
     this.nodes = nodes;
     this.rekey = rekey;
+    this.slots = slots;
+    this.budget = budget;
   }
 
-  Future<List<Result>> run(Caller caller, RequestInfo request, Request req) {
+  NodeSlots slots() {
+    return slots;
+  }
+
+  /** Bulk requests running on this replica now. */
+  int running() {
+    return bulks.get();
+  }
+
+  /**
+   * Runs one bulk; the filter's resolution is built off the event loop through {@code offload}.
+   * The caller's and the replica's counters always come back down, whatever fails and however.
+   */
+  Future<List<Result>> run(Caller caller, RequestInfo request, Request req, Page.Offload offload) {
     if (!running.add(caller.id())) {
       return Future.failedFuture(Refusal.rateLimited("you have a bulk action running already: wait for its answer", 2));
     }
-    if (inFlight.incrementAndGet() > MAX_RUNNING) {
-      inFlight.decrementAndGet();
+    if (bulks.incrementAndGet() > MAX_RUNNING) {
+      bulks.decrementAndGet();
       running.remove(caller.id());
       return Future.failedFuture(Refusal.unavailable("busy", "this replica is running " + MAX_RUNNING + " bulk actions already; retry shortly", 2));
     }
-    return targets(caller, req)
-        .compose(targets -> audited(caller, request, req, targets.size()).map(v -> targets))
-        .compose(targets -> each(caller, request, req, targets))
-        .andThen(ar -> {
-          inFlight.decrementAndGet();
-          running.remove(caller.id());
-        });
+    Future<List<Result>> out;
+    try {
+      long deadline = System.nanoTime() + budget.toNanos();
+      out = targets(caller, req, offload)
+          .compose(targets -> audited(caller, request, req, targets.size()).map(v -> targets))
+          .compose(targets -> each(caller, request, req, targets, deadline));
+    } catch (RuntimeException | Error e) {
+      // thrown before the chain could start: answered as a failure, and the counters below still run
+      out = Future.failedFuture(e);
+    }
+    return out.andThen(ar -> {
+      bulks.decrementAndGet();
+      running.remove(caller.id());
+    });
   }
 
   /** {@code {id, name}} of the nodes to act on: the ids as given (name unknown yet), or what the filter selects (409 past the cap). */
-  private Future<List<JsonObject>> targets(Caller caller, Request req) {
+  private Future<List<JsonObject>> targets(Caller caller, Request req, Page.Offload offload) {
     if (req.ids() != null) {
       List<JsonObject> out = new ArrayList<>();
       for (String id : req.ids()) out.add(new JsonObject().put("id", id).putNull("name"));
       return Future.succeededFuture(out);
     }
-    return nodes.matching(caller, req.filter(), MAX_NODES).compose(found -> found.size() > MAX_NODES
+    return nodes.matching(caller, req.filter(), MAX_NODES, offload).compose(found -> found.size() > MAX_NODES
         ? Future.failedFuture(new Refusal(Refusal.Kind.CONFLICT, "too_many", "filter: matches more than " + MAX_NODES
             + " nodes; a bulk action takes at most " + MAX_NODES + ": narrow the filter or send ids",
             List.of(new Refusal.FieldError("filter", "matches more than " + MAX_NODES + " nodes"))))
@@ -105,10 +137,15 @@ final class BulkService {
         caller.environment()).with(details));
   }
 
-  private Future<List<Result>> each(Caller caller, RequestInfo request, Request req, List<JsonObject> targets) {
+  /**
+   * Every target, each taking one of the replica's {@link NodeSlots} for its action: this bulk starts
+   * at most the slots' limit at once and the slots are shared with every other bulk, so the main
+   * pool sees at most that many bulk transactions whatever runs. Past {@code deadline} (checked
+   * before and after waiting for a slot) a node is not attempted.
+   */
+  private Future<List<Result>> each(Caller caller, RequestInfo request, Request req, List<JsonObject> targets, long deadline) {
     Result[] results = new Result[targets.size()];
     if (targets.isEmpty()) return Future.succeededFuture(List.of());
-    long deadline = System.nanoTime() + BUDGET.toNanos();
     AtomicInteger next = new AtomicInteger();
     AtomicInteger done = new AtomicInteger();
     Promise<List<Result>> all = Promise.promise();
@@ -117,18 +154,44 @@ final class BulkService {
       int i = next.getAndIncrement();
       if (i >= targets.size()) return;
       JsonObject t = targets.get(i);
-      Future<Result> one = System.nanoTime() > deadline
-          ? Future.succeededFuture(new Result(t.getString("id"), t.getString("name"), "failed", 0, null,
-              "not attempted: the bulk's budget of " + BUDGET.toSeconds() + " s ran out", null))
-          : one(caller, request, req, t.getString("id"), t.getString("name"));
-      one.onComplete(ar -> {
-        results[i] = ar.succeeded() ? ar.result() : failed(t, ar.cause());
+      Runnable finish = () -> {
         if (done.incrementAndGet() == targets.size()) all.complete(List.of(results));
         else pump[0].run();
+      };
+      if (System.nanoTime() - deadline >= 0) {
+        results[i] = notReached(t);
+        finish.run();
+        return;
+      }
+      slots.acquire().onComplete(granted -> {
+        Future<Result> one;
+        if (System.nanoTime() - deadline >= 0) {
+          one = Future.succeededFuture(notReached(t));
+        } else {
+          try {
+            one = one(caller, request, req, t.getString("id"), t.getString("name"));
+          } catch (RuntimeException e) {
+            one = Future.failedFuture(e);
+          }
+        }
+        one.onComplete(ar -> {
+          slots.release();
+          results[i] = ar.succeeded() ? ar.result() : failed(t, ar.cause(), req, request);
+          finish.run();
+        });
       });
     };
-    for (int k = 0; k < Math.min(CONCURRENCY, targets.size()); k++) pump[0].run();
+    for (int k = 0; k < Math.min(slots.limit(), targets.size()); k++) pump[0].run();
     return all.future();
+  }
+
+  private Result notReached(JsonObject t) {
+    return new Result(t.getString("id"), t.getString("name"), "failed", 0, null,
+        "not attempted: the bulk's time budget of " + seconds(budget) + " ran out before this node was reached", null);
+  }
+
+  private static String seconds(Duration d) {
+    return d.toMillis() % 1000 == 0 ? d.toSeconds() + " s" : d.toMillis() + " ms";
   }
 
   private Future<Result> one(Caller caller, RequestInfo request, Request req, String id, String name) {
@@ -146,12 +209,19 @@ final class BulkService {
     };
   }
 
-  private static Result failed(JsonObject t, Throwable cause) {
+  /**
+   * A refusal is the single route's answer (its message is meant for the caller); anything else is
+   * logged with the request id and answered with that id only: a database's text (constraint and
+   * table names) never reaches the client.
+   */
+  private static Result failed(JsonObject t, Throwable cause, Request req, RequestInfo request) {
     String id = t.getString("id");
     String name = t.getString("name");
     if (cause instanceof Refusal r) {
       return new Result(id, name, r.kind() == Refusal.Kind.NOT_FOUND ? "not_found" : "refused", 0, r, r.getMessage(), null);
     }
-    return new Result(id, name, "failed", 0, null, "could not be done now: " + cause.getMessage(), null);
+    String requestId = request == null || request.requestId() == null ? "none" : request.requestId();
+    LOG.warn("bulk {} on node {} failed unexpectedly (request id {})", req.action(), id, requestId, cause);
+    return new Result(id, name, "failed", 0, null, "internal error; request id " + requestId, null);
   }
 }

@@ -19,13 +19,16 @@ public final class Pages {
   public static Page from(RoutingContext ctx, Cursors cursors, String list, int defaultLimit) {
     int limit = Params.integer(ctx, "limit", 1, Page.MAX_LIMIT, defaultLimit);
     String cursor = ctx.request().getParam("cursor");
-    Vertx vertx = ctx.vertx();
-    Page.Offload worker = new Page.Offload() {
+    return new Page(limit, cursor == null || cursor.isEmpty() ? null : cursors.decode(list, cursor), cursors, list, worker(ctx.vertx()));
+  }
+
+  /** Work whose cost grows with the data, run on a worker thread (unordered), never the event loop: a page's, a bulk's filter's. */
+  public static Page.Offload worker(Vertx vertx) {
+    return new Page.Offload() {
       @Override
       public <T> Future<T> run(Callable<T> work) {
         return vertx.executeBlocking(work, false);
       }
     };
-    return new Page(limit, cursor == null || cursor.isEmpty() ? null : cursors.decode(list, cursor), cursors, list, worker);
   }
 }

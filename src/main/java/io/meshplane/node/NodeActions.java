@@ -1,6 +1,7 @@
 package io.meshplane.node;
 
 import io.meshplane.access.Caller;
+import io.meshplane.common.Page;
 import io.meshplane.common.RequestInfo;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
@@ -20,7 +21,8 @@ public interface NodeActions extends NodeReader {
 
   /**
    * {@code {id, name}} of the nodes inside the caller's boundary that {@code filter} selects, in id
-   * order, at most {@code max} + 1 (so that "more than max" can be told).
+   * order, at most {@code max} + 1 (so that "more than max" can be told). The work that grows with
+   * the data (the drift claims' copy, the records' JSON) runs through {@code offload}, off the event loop.
    */
-  Future<List<JsonObject>> matching(Caller caller, NodeFilter filter, int max);
+  Future<List<JsonObject>> matching(Caller caller, NodeFilter filter, int max, Page.Offload offload);
 }

@@ -67,24 +67,34 @@ final class NodeInventory {
     return new NodeListing(scope, f, Instant.ofEpochMilli(live.staleCutoff(now)), ids);
   }
 
-  Future<Buffer> list(Boundary caller, NodeFilter f, NodeSort sort, Page page) {
-    long now = System.currentTimeMillis();
-    NodeListing listing;
+  /**
+   * {@link #listing(Boundary, NodeFilter, long)} where its cost lies: {@code policy_sync=drifting} copies
+   * up to {@link #DRIFT_CAP} + 1 claimed ids, so it runs through {@code offload} (off the event loop);
+   * the other filters build a few objects, inline.
+   */
+  Future<NodeListing> listing(Boundary caller, NodeFilter f, long now, Page.Offload offload) {
+    if ("drifting".equals(f.policySync())) return offload.run(() -> listing(caller, f, now));
     try {
-      listing = listing(caller, f, now);
+      return Future.succeededFuture(listing(caller, f, now));
     } catch (Refusal r) {
       return Future.failedFuture(r);
     }
-    if (listing == null) {
-      return Future.succeededFuture(new JsonObject().put("items", new JsonArray()).put("next_cursor", null).put("total", 0)
-          .put("total_estimated", false).toBuffer());
-    }
-    if ("current".equals(f.policySync()) || "behind".equals(f.policySync())) return scan(listing, f.policySync(), sort, page, now);
-    Future<List<NodeRecord>> rows = nodes.list(listing, sort, page.after(), page.fetch());
-    Future<long[]> total = nodes.count(listing);
-    return Future.all(rows, total).compose(both -> withLive(rows.result()).compose(liveById -> page.offload().run(() -> page
-        .respond(rows.result(), r -> records.toJson(r, liveById.get(r.id()), now), r -> key(sort, r))
-        .put("total", total.result()[0]).put("total_estimated", total.result()[1] == 1).toBuffer())));
+  }
+
+  Future<Buffer> list(Boundary caller, NodeFilter f, NodeSort sort, Page page) {
+    long now = System.currentTimeMillis();
+    return listing(caller, f, now, page.offload()).compose(listing -> {
+      if (listing == null) {
+        return Future.succeededFuture(new JsonObject().put("items", new JsonArray()).put("next_cursor", null).put("total", 0)
+            .put("total_estimated", false).toBuffer());
+      }
+      if ("current".equals(f.policySync()) || "behind".equals(f.policySync())) return scan(listing, f.policySync(), sort, page, now);
+      Future<List<NodeRecord>> rows = nodes.list(listing, sort, page.after(), page.fetch());
+      Future<long[]> total = nodes.count(listing);
+      return Future.all(rows, total).compose(both -> withLive(rows.result()).compose(liveById -> page.offload().run(() -> page
+          .respond(rows.result(), r -> records.toJson(r, liveById.get(r.id()), now), r -> key(sort, r))
+          .put("total", total.result()[0]).put("total_estimated", total.result()[1] == 1).toBuffer())));
+    });
   }
 
   /**
@@ -113,29 +123,31 @@ final class NodeInventory {
     })));
   }
 
-  /** Ids of the nodes inside {@code caller} that {@code f} selects, in id order, at most {@code max} + 1 (the bulk's cap check). */
-  Future<List<NodeRecord>> matching(Boundary caller, NodeFilter f, int max) {
+  /**
+   * Ids of the nodes inside {@code caller} that {@code f} selects, in id order, at most {@code max} + 1
+   * (the bulk's cap check). As the list: the drift claims' copy and the records' JSON (up to
+   * {@link #SYNC_SCAN} of them for {@code current|behind}) run through {@code offload}.
+   */
+  Future<List<NodeRecord>> matching(Boundary caller, NodeFilter f, int max, Page.Offload offload) {
     long now = System.currentTimeMillis();
-    NodeListing listing;
-    try {
-      listing = listing(caller, f, now);
-    } catch (Refusal r) {
-      return Future.failedFuture(r);
-    }
-    if (listing == null) return Future.succeededFuture(List.of());
-    if (!"current".equals(f.policySync()) && !"behind".equals(f.policySync())) return nodes.list(listing, NodeSort.ID, null, max + 1);
-    // the state is in memory: bounded like a page of the list (a filter matching more than the cap is refused anyway)
-    return nodes.list(listing, NodeSort.ID, null, SYNC_SCAN).compose(rows -> withLive(rows).map(liveById -> {
-      if (rows.size() == SYNC_SCAN) {
-        throw Refusal.invalid("filter.policy_sync", "current and behind select among at most " + SYNC_SCAN
-            + " nodes in a bulk request: narrow the filter (team, environment, tag, name_prefix, address)");
-      }
-      List<NodeRecord> out = new ArrayList<>();
-      for (NodeRecord r : rows) {
-        if (f.policySync().equals(records.toJson(r, liveById.get(r.id()), now).getJsonObject("policy_sync").getString("state"))) out.add(r);
-      }
-      return out;
-    }));
+    return listing(caller, f, now, offload).compose(listing -> {
+      if (listing == null) return Future.succeededFuture(List.<NodeRecord>of());
+      if (!"current".equals(f.policySync()) && !"behind".equals(f.policySync())) return nodes.list(listing, NodeSort.ID, null, max + 1);
+      // the state is in memory: bounded like a page of the list (a filter matching more than the cap is refused anyway)
+      return nodes.list(listing, NodeSort.ID, null, SYNC_SCAN).compose(rows -> {
+        if (rows.size() == SYNC_SCAN) {
+          return Future.failedFuture(Refusal.invalid("filter.policy_sync", "current and behind select among at most " + SYNC_SCAN
+              + " nodes in a bulk request: narrow the filter (team, environment, tag, name_prefix, address)"));
+        }
+        return withLive(rows).compose(liveById -> offload.run(() -> {
+          List<NodeRecord> out = new ArrayList<>();
+          for (NodeRecord r : rows) {
+            if (f.policySync().equals(records.toJson(r, liveById.get(r.id()), now).getJsonObject("policy_sync").getString("state"))) out.add(r);
+          }
+          return out;
+        }));
+      });
+    });
   }
 
   private Future<Map<String, LiveNodes.Live>> withLive(List<NodeRecord> rows) {

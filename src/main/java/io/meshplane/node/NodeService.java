@@ -162,12 +162,12 @@ public final class NodeService implements NodeActions {
   }
 
   @Override
-  public Future<List<JsonObject>> matching(Caller caller, NodeFilter filter, int max) {
-    return inventory.matching(caller.boundary(), filter, max).map(rows -> {
+  public Future<List<JsonObject>> matching(Caller caller, NodeFilter filter, int max, Page.Offload offload) {
+    return inventory.matching(caller.boundary(), filter, max, offload).compose(rows -> offload.run(() -> {
       List<JsonObject> out = new java.util.ArrayList<>(rows.size());
       for (NodeRecord r : rows) out.add(new JsonObject().put("id", r.id()).put("name", r.name()));
       return out;
-    });
+    }));
   }
 
   /** {@code {total, online, stale, pending}} of the caller's boundary, on the flushed heartbeat times (as the list's filter). */

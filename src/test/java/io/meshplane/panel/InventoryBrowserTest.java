@@ -1,6 +1,7 @@
 package io.meshplane.panel;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.deque.html.axecore.results.Results;
@@ -115,6 +116,13 @@ class InventoryBrowserTest {
     browser.el("nodes-sort-name").click();
     browser.await("sorted by name, descending", d -> names().equals(List.of("delta-2", "charlie-3", "bravo-4", "alpha-1")) ? true : null);
     assertEquals("descending", browser.el("nodes-sort-name").findElement(By.xpath("..")).getAttribute("aria-sort"));
+    // the heartbeat and status orders cost a scan and a count: refreshed every 30 s there, and the page says so
+    assertEquals(1, browser.all("nodes-refresh-note").size());
+    assertFalse(browser.all("nodes-refresh-note").get(0).isDisplayed(), "name order: the usual 5 s, no note");
+    browser.el("nodes-sort-heartbeat").click();
+    browser.await("the slower refresh stated", d -> "refreshed every 30 s in this order".equals(browser.el("nodes-refresh-note").getText()) ? true : null);
+    browser.el("nodes-sort-name").click();
+    browser.await("name order: the note gone", d -> browser.all("nodes-refresh-note").get(0).isDisplayed() ? null : true);
 
     // a stale node: its relay and policy sync are unknown since its last heartbeat, in a neutral badge
     String alphaId = nodes.get(1).id();
@@ -187,12 +195,19 @@ class InventoryBrowserTest {
     assertEquals("25 nodes selected", browser.el("bulk-count").getText());
     browser.el("bulk-select-all").click();
     assertEquals("All 26 nodes matching the filter selected", browser.el("bulk-count").getText());
+    // a 27th match appears after the page was shown: the dialog's count is the dry run's, not the page's total
+    Nodes.enroll(http, app.coordinatorPort(), cluster.admin(), "fleet-26", "web", "prod");
     browser.el("bulk-rekey").click();
-    assertTrue(browser.el("confirm-dialog").getText().contains("26 nodes"), browser.el("confirm-dialog").getText());
+    browser.await("the dry run's answer in the dialog", d -> browser.all("bulk-confirm-resolved").isEmpty() ? null : true);
+    assertEquals("27", browser.el("bulk-confirm-resolved").getAttribute("data-count"));
+    assertTrue(browser.el("bulk-confirm-resolved").getText().contains("fleet-00"), browser.el("bulk-confirm-resolved").getText());
+    assertTrue(browser.el("confirm-dialog").getText().contains("27 nodes"), browser.el("confirm-dialog").getText());
     browser.el("confirm-ok").click();
-    browser.await("26 results", d -> browser.all("bulk-result-row").size() == 26 ? true : null);
+    browser.await("27 results", d -> browser.all("bulk-result-row").size() == 27 ? true : null);
     for (WebElement r : browser.all("bulk-result-row")) assertEquals("ok", r.getAttribute("data-outcome"));
-    assertTrue(browser.el("bulk-summary").getText().contains("26 of 26"), browser.el("bulk-summary").getText());
+    assertTrue(browser.el("bulk-summary").getText().contains("27 of 27"), browser.el("bulk-summary").getText());
+    // the server saw a dry run by the filter, then the action by the ids it resolved
+    assertEquals(List.of("true filter 27", "false ids 27"), lastBulks(2));
 
     // the node page says the same of the stale node
     browser.open("/#/nodes/" + alphaId);
@@ -200,5 +215,16 @@ class InventoryBrowserTest {
     assertTrue(browser.el("node-policy-sync-state").getText().startsWith("unknown since"));
     // the 401 before the login and the refused address are answers, not script errors
     assertEquals(List.of(), browser.severeLogs().stream().filter(m -> !m.contains("Failed to load resource")).toList());
+  }
+
+  /** The last {@code n} bulk audit events, oldest first: "dry_run by nodes". */
+  static List<String> lastBulks(int n) throws Exception {
+    List<String> out = new ArrayList<>();
+    try (java.sql.Connection c = cluster.db().connect(); java.sql.Statement st = c.createStatement();
+         java.sql.ResultSet rs = st.executeQuery("SELECT details->>'dry_run', details->>'by', details->>'nodes' FROM audit_events"
+             + " WHERE action = 'node.bulk' ORDER BY at DESC, id DESC LIMIT " + n)) {
+      while (rs.next()) out.add(0, rs.getString(1) + " " + rs.getString(2) + " " + rs.getString(3));
+    }
+    return out;
   }
 }
