@@ -62,8 +62,10 @@ final class ReplicaModules {
         config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog(), config.pendingTtl()));
     nodes = new NodeModule(p, reads, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), changes, policy, config.relays(), cursors,
         config.addressPool());
-    // bulk actions go through the inventory's and the operations' single-node paths
-    bulk = new BulkModule(p, audit.log(), nodes.service(), ops);
+    // bulk actions go through the inventory's and the operations' single-node paths, with at most a quarter
+    // of the main pool's connections (4 at the default 16) held by their per-node actions
+    bulk = new BulkModule(p, audit.log(), nodes.service(), ops,
+        new BulkModule.Settings(BulkModule.Settings.DEFAULTS.budget(), Math.max(1, config.postgresPoolSize() / 4)));
     // the panel reads the overview's numbers from the features through these functions, knowing none of them
     long intervalSeconds = Math.max(1, config.heartbeatInterval().toSeconds());
     io.micrometer.core.instrument.Counter heartbeats = observability.mesh().heartbeats;

@@ -12,9 +12,10 @@ import java.util.ArrayDeque;
  * first-come queue. Nothing blocks: {@link #acquire} answers a future, completed on the waiter's own
  * context when a slot frees. The lock guards a counter and a queue (constant work), never I/O.
  *
- * <p>Why {@value #DEFAULT} by default: each per-node action is a write transaction on the main pool
- * ({@code postgres.pool_size}, 16 by default), which heartbeat flushes, enrollments and policy
- * writes share. A quarter of the pool leaves them three quarters whatever the bulks do.
+ * <p>Why a quarter of {@code postgres.pool_size} (the replica passes it; {@value #DEFAULT} at the default
+ * 16): each per-node action is a write transaction on the main pool, which heartbeat flushes,
+ * enrollments and policy writes share. A quarter of the pool leaves them three quarters whatever the
+ * bulks do.
  */
 final class NodeSlots {
   static final int DEFAULT = 4;
