@@ -133,10 +133,7 @@ class AccessibilityBrowserTest {
   }
 
   static void signIn() {
-    browser.open("/#/login");
-    browser.type("login-username", "admin");
-    browser.type("login-password", PanelSession.PASSWORD);
-    browser.el("login-submit").click();
+    browser.signIn("/#/login", "admin", PanelSession.PASSWORD);
     browser.el("logout");
   }
 

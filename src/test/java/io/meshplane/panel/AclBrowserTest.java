@@ -65,10 +65,7 @@ class AclBrowserTest {
       put(team, new JsonObject().put("grants", new JsonArray().add(WEB_DB).add(WEB_WEB)));
     }
     browser = new Browser("http://127.0.0.1:" + app.panelPort(), 1280, 1000);
-    browser.open("/");
-    browser.type("login-username", "alice");
-    browser.type("login-password", PanelSession.PASSWORD);
-    browser.el("login-submit").click();
+    browser.signIn("/", "alice", PanelSession.PASSWORD);
     browser.el("nav-acl");
   }
 

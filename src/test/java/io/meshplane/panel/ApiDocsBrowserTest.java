@@ -70,10 +70,7 @@ class ApiDocsBrowserTest {
   @Test
   void swaggerUiRendersTheDocumentAndTriesOperationsThroughTheSession() {
     // signed in on the dashboard, then to the page by its nav link
-    browser.open("/#/login");
-    browser.type("login-username", "docs");
-    browser.type("login-password", PanelSession.PASSWORD);
-    browser.el("login-submit").click();
+    browser.signIn("/#/login", "docs", PanelSession.PASSWORD);
     browser.el("nav-api-docs").click();
     browser.await("the page", d -> d.getCurrentUrl().endsWith("/api-docs.html") ? true : null);
     WebElement listNodes = browser.await("GET /v1/nodes rendered from the document", Duration.ofSeconds(30),

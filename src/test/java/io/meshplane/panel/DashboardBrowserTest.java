@@ -97,10 +97,7 @@ class DashboardBrowserTest {
   @Test
   void aPersonRunsTheMeshFromTheBrowser() throws Exception {
     // log in (a wrong password first: the problem's message is shown)
-    browser.open("/");
-    browser.type("login-username", "admin");
-    browser.type("login-password", "not the password");
-    browser.el("login-submit").click();
+    browser.signIn("/", "admin", "not the password");
     browser.await("the login error", d -> browser.el("login-error").getText().isBlank() ? null : true);
     browser.screenshot("01-login");
     browser.type("login-password", PanelSession.PASSWORD);

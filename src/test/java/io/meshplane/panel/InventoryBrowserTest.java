@@ -95,10 +95,7 @@ class InventoryBrowserTest {
 
   @Test
   void sortSearchSelectAndRetagInBulk() throws Exception {
-    browser.open("/");
-    browser.type("login-username", "wide");
-    browser.type("login-password", PanelSession.PASSWORD);
-    browser.el("login-submit").click();
+    browser.signIn("/", "wide", PanelSession.PASSWORD);
     browser.el("nav-nodes").click();
     browser.await("four nodes", d -> names().size() == 4 ? true : null);
     assertEquals("4 nodes", browser.el("nodes-total").getText());

@@ -59,10 +59,7 @@ class LogsBrowserTest {
           + "'web', 'prod', '{\"old_version\": 1, \"new_version\": 2}')");
     }
     browser = new Browser("http://127.0.0.1:" + app.panelPort(), 1280, 800);
-    browser.open("/#/login");
-    browser.type("login-username", "reader");
-    browser.type("login-password", PanelSession.PASSWORD);
-    browser.el("login-submit").click();
+    browser.signIn("/#/login", "reader", PanelSession.PASSWORD);
     browser.el("nav-events");
   }
 

@@ -154,10 +154,7 @@ class OperationsBrowserTest {
   }
 
   private static void login() {
-    browser.open("/");
-    browser.type("login-username", "opsadmin");
-    browser.type("login-password", PanelSession.PASSWORD);
-    browser.el("login-submit").click();
+    browser.signIn("/", "opsadmin", PanelSession.PASSWORD);
     browser.await("the overview's numbers", d -> browser.el("overview-ops").getAttribute("data-value") != null ? true : null);
   }
 

@@ -94,10 +94,7 @@ class OverviewBrowserTest {
         items -> items.stream().anyMatch(o -> gone.id().equals(((JsonObject) o).getString("id"))));
 
     // sign in: the overview is the first page
-    browser.open("/");
-    browser.type("login-username", "admin");
-    browser.type("login-password", PanelSession.PASSWORD);
-    browser.el("login-submit").click();
+    browser.signIn("/", "admin", PanelSession.PASSWORD);
     browser.await("the overview's numbers", d -> "1".equals(browser.el("overview-stale").getAttribute("data-value")) ? true : null);
 
     // the stale node is listed, with the link to the full filtered list

@@ -49,10 +49,7 @@ class PanelDetailsBrowserTest {
     http = cluster.http();
     PanelSession.user(app, "admin", "admin", "*", "*");
     browser = new Browser("http://127.0.0.1:" + app.panelPort(), 1280, 800);
-    browser.open("/#/login");
-    browser.type("login-username", "admin");
-    browser.type("login-password", PanelSession.PASSWORD);
-    browser.el("login-submit").click();
+    browser.signIn("/#/login", "admin", PanelSession.PASSWORD);
     browser.el("nav-nodes");
   }
 
@@ -71,10 +68,7 @@ class PanelDetailsBrowserTest {
     // 127.0.0.1 is a secure context to Chromium, which keeps Secure cookies there: a name is not
     try (Browser plain = new Browser("http://panel.test:" + secure.panelPort(), 1280, 800,
         "--host-resolver-rules=MAP panel.test 127.0.0.1")) {
-      plain.open("/#/nodes");
-      plain.type("login-username", "admin");
-      plain.type("login-password", PanelSession.PASSWORD);
-      plain.el("login-submit").click();
+      plain.signIn("/#/nodes", "admin", PanelSession.PASSWORD);
       WebElement why = plain.el("login-cookie-problem");
       assertEquals("http", why.getAttribute("data-protocol"));
       String text = plain.el("login-error").getText();
@@ -154,10 +148,7 @@ class PanelDetailsBrowserTest {
     JsonObject node = enroll("viewed", "tag:viewed");
     PanelSession.user(app, "viewer", "viewer", "*", "*");
     try (Browser viewer = new Browser("http://127.0.0.1:" + app.panelPort(), 1280, 800)) {
-      viewer.open("/#/login");
-      viewer.type("login-username", "viewer");
-      viewer.type("login-password", PanelSession.PASSWORD);
-      viewer.el("login-submit").click();
+      viewer.signIn("/#/login", "viewer", PanelSession.PASSWORD);
       viewer.el("nav-nodes");
       viewer.open("/#/nodes/" + node.getString("id"));
       viewer.el("node-field-id");

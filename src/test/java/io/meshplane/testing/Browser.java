@@ -101,6 +101,14 @@ public final class Browser implements AutoCloseable {
         .until(condition::apply);
   }
 
+  /** Opens {@code path} (the login page, or a page that sends there) and signs in with the login form. */
+  public void signIn(String path, String username, String password) {
+    open(path);
+    type("login-username", username);
+    type("login-password", password);
+    el("login-submit").click();
+  }
+
   /** Replaces an input's text (select all, type): what a person does, events included. */
   public void type(String name, String text) {
     WebElement e = el(name);
