@@ -20,7 +20,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "agent", mixinStandardHelpOptions = true, sortOptions = false,
     description = "Run the reference node agent: enroll once (credential and X25519 key pair kept in the state dir), then heartbeat "
-        + "at the answered interval, failing over between coordinators and backing off on errors. SIGTERM stops it (exit 0).")
+        + "at the answered interval and hold a watch stream that brings changes at once, failing over between coordinators and backing off on errors. SIGTERM stops it (exit 0).")
 public final class AgentCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
@@ -46,6 +46,9 @@ public final class AgentCommand implements Callable<Integer> {
       description = "the agent's own listener (/healthz /readyz /metrics /info); port 0: any free port; default: ${DEFAULT-VALUE}")
   String listen;
 
+  @Option(names = "--no-watch", description = "do not hold a watch stream (GET /v1/nodes/{id}/watch): learn changes from heartbeat answers only")
+  boolean noWatch;
+
   @Override
   public Integer call() {
     List<Coordinators.Target> targets = targets(spec, coordinators);
@@ -58,7 +61,7 @@ public final class AgentCommand implements Callable<Integer> {
     }
     String[] hostPort = listen(spec, listen);
     NodeAgent.Settings settings = new NodeAgent.Settings(targets, enrollToken, name, tags, stateDir, hostPort[0], Integer.parseInt(hostPort[1]),
-        Backoff.standard());
+        Backoff.standard(), !noWatch);
     NodeAgent agent;
     try {
       agent = NodeAgent.start(settings);

@@ -76,6 +76,7 @@ final class AgentListener {
         .put("acl", new JsonObject().put("rules", s.aclRuleCount()).put("version", s.aclVersion() < 0 ? null : s.aclVersion()))
         .put("ingress", s.ingress())
         .put("services", s.services())
+        .put("watch", agent.watchInfo())
         .put("agent_version", AgentSession.AGENT_VERSION)
         .put("uptime_s", (now - agent.startedAtMs()) / 1000);
   }

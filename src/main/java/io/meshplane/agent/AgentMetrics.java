@@ -23,6 +23,9 @@ final class AgentMetrics {
   private final LongAdder sentBytes = new LongAdder();
   private final LongAdder receivedBytes = new LongAdder();
   private final LongAdder enrollAttempts = new LongAdder();
+  private static final Set<String> MESSAGE_TYPES = Set.of("answer", "ping", "close");
+  private final Map<String, LongAdder> watchConnects = new ConcurrentHashMap<>();
+  private final Map<String, LongAdder> watchMessages = new ConcurrentHashMap<>();
 
   AgentMetrics() {
     for (Reply.Outcome o : Reply.Outcome.values()) heartbeats.put(o, new LongAdder());
@@ -30,7 +33,17 @@ final class AgentMetrics {
 
   /** The values read at scrape time. */
   record Gauges(boolean enrolled, boolean ready, int peers, long peersVersion, int aclRules, long aclVersion,
-      double lastSuccessAgeSeconds, double intervalSeconds, int consecutiveFailures, double startTimeSeconds) {}
+      double lastSuccessAgeSeconds, double intervalSeconds, int consecutiveFailures, double startTimeSeconds, boolean watchOpen) {}
+
+  /** A watch stream attempt's outcome: {@code opened}, {@code refused} (an HTTP status), {@code error} (no answer). */
+  void watchConnect(String outcome) {
+    watchConnects.computeIfAbsent(outcome, k -> new LongAdder()).increment();
+  }
+
+  /** A line of the watch stream, by {@code type} ({@code answer}, {@code ping}, {@code close}; anything else {@code other}). */
+  void watchMessage(String type) {
+    watchMessages.computeIfAbsent(MESSAGE_TYPES.contains(type) ? type : "other", k -> new LongAdder()).increment();
+  }
 
   void heartbeat(Reply.Outcome outcome, long nanos, int bytesOut, int bytesIn) {
     heartbeats.get(outcome).increment();
@@ -81,6 +94,15 @@ final class AgentMetrics {
     sb.append("mesh_agent_sent_bytes_total ").append(sentBytes.sum()).append('\n');
     family(sb, "mesh_agent_received_bytes_total", "counter", "Answer body bytes received from coordinators.");
     sb.append("mesh_agent_received_bytes_total ").append(receivedBytes.sum()).append('\n');
+    family(sb, "mesh_agent_watch_connects_total", "counter", "Watch stream attempts, by outcome (opened, refused: an HTTP status other than 200, error: no answer).");
+    for (String o : new String[] {"opened", "refused", "error"}) {
+      sb.append("mesh_agent_watch_connects_total{outcome=\"").append(o).append("\"} ").append(sum(watchConnects, o)).append('\n');
+    }
+    family(sb, "mesh_agent_watch_messages_total", "counter", "Watch stream lines received, by type (answer, ping, close, other).");
+    for (String t : new String[] {"answer", "ping", "close", "other"}) {
+      sb.append("mesh_agent_watch_messages_total{type=\"").append(t).append("\"} ").append(sum(watchMessages, t)).append('\n');
+    }
+    gauge(sb, "mesh_agent_watch_open", "1 while the watch stream is open.", g.watchOpen() ? 1 : 0);
     gauge(sb, "mesh_agent_enrolled", "1 when the node holds a credential.", g.enrolled() ? 1 : 0);
     gauge(sb, "mesh_agent_ready", "1 when enrolled and a heartbeat was accepted within 3 intervals (what /readyz says).", g.ready() ? 1 : 0);
     gauge(sb, "mesh_agent_peers", "Peers currently held.", g.peers());
@@ -93,6 +115,11 @@ final class AgentMetrics {
     gauge(sb, "mesh_agent_consecutive_failures", "Failed rounds in a row (every coordinator tried); 0 when healthy.", g.consecutiveFailures());
     gauge(sb, "mesh_agent_start_time_seconds", "Start time of the agent, seconds since the Unix epoch.", g.startTimeSeconds());
     return sb.toString();
+  }
+
+  private static long sum(Map<String, LongAdder> m, String key) {
+    LongAdder a = m.get(key);
+    return a == null ? 0 : a.sum();
   }
 
   private static void family(StringBuilder sb, String name, String type, String help) {

@@ -135,6 +135,14 @@ final class AgentSession {
     return "/nodes/" + nodeId + "/heartbeat";
   }
 
+  /**
+   * The watch stream's path and query under {@code /v1} (API.md §11 "The watch stream"): the versions the
+   * node holds, {@code 0} for none.
+   */
+  String watchPath() {
+    return "/nodes/" + nodeId + "/watch?peers=" + Math.max(0, peersVersion()) + "&acl=" + Math.max(0, aclVersion);
+  }
+
   String authorization() {
     return authorization;
   }
@@ -164,7 +172,10 @@ final class AgentSession {
       }
     }
     int received = 0;
-    if (a.getValue("peers") instanceof JsonObject p && p.getValue("version") instanceof Number v && v.longValue() >= 0) {
+    // versions never go backwards: a block at or below the version held is what the node holds already, or older
+    // (a heartbeat answer computed before a stream answer the node applied meanwhile, a replica behind)
+    if (a.getValue("peers") instanceof JsonObject p && p.getValue("version") instanceof Number v && v.longValue() >= 0
+        && v.longValue() > peersVersion()) {
       if (p.getValue("items") instanceof JsonArray items) {
         received = book().replace(items, v.longValue());
       } else if (p.getValue("changed") instanceof JsonArray || p.getValue("removed") instanceof JsonArray) {
@@ -174,7 +185,7 @@ final class AgentSession {
       // "unchanged": what the node holds is current (a replica behind may answer a lower version: keep ours)
     }
     if (a.getValue("acl") instanceof JsonObject acl && acl.getValue("version") instanceof Number v && v.longValue() >= 0
-        && acl.getValue("rules") instanceof JsonArray rules) {
+        && v.longValue() > aclVersion && acl.getValue("rules") instanceof JsonArray rules) {
       aclVersion = v.longValue();
       aclRuleCount = rules.size();
       aclRules = simulated ? null : rules;

@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * enrollment (once) and the heartbeats go on from there. Logs one line per state change, with the
  * node in brackets.
  */
-final class AgentVerticle extends VerticleBase implements AgentSession.Events {
+final class AgentVerticle extends VerticleBase implements AgentSession.Events, AgentWatch.Owner {
   private static final Logger LOG = LoggerFactory.getLogger(AgentVerticle.class);
 
   private final NodeAgent.Settings settings;
@@ -34,6 +34,11 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events {
   private HttpServer listener;
   private long timer = -1;
   private boolean closing;
+  /** The watch stream (null with --no-watch, or until the first accepted heartbeat). */
+  private AgentWatch watch;
+  /** A heartbeat is on its way; {@link #beatAgain}: send the next one as soon as it is answered. */
+  private boolean inFlight;
+  private boolean beatAgain;
 
   /** Wall-clock time of the last accepted heartbeat, 0: none since start. */
   private volatile long lastOkMs;
@@ -73,7 +78,8 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events {
     closing = true;
     if (timer >= 0) vertx.cancelTimer(timer);
     Future<Void> l = listener == null ? Future.succeededFuture() : listener.close();
-    return Future.join(l, coordinators.close());
+    Future<Void> w = watch == null ? Future.succeededFuture() : watch.close();
+    return Future.join(l, w, coordinators.close());
   }
 
   // ---- the state dir (blocking; on a worker) ----
@@ -206,6 +212,7 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events {
 
   private void beat() {
     if (closing) return;
+    inFlight = true; // from the save on: beatNow() must not start a second chain of heartbeats
     int parts = session.takeDirty();
     (parts == 0 ? Future.<Void>succeededFuture() : save(parts)).onComplete(x -> send());
   }
@@ -216,6 +223,7 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events {
     Buffer out = session.heartbeatBody(body, System.currentTimeMillis());
     long t0 = System.nanoTime();
     coordinators.post(index, session.heartbeatPath(), session.authorization(), out).onComplete(ar -> {
+      inFlight = false;
       Reply r = ar.result();
       metrics.heartbeat(r.outcome(), System.nanoTime() - t0, out.length(), r.bytesIn());
       if (closing) return;
@@ -241,6 +249,16 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events {
     lastOkMs = System.currentTimeMillis();
     lastError = null;
     rejection = null;
+    if (settings.watch()) {
+      if (watch == null) {
+        // the stream starts once the coordinator took a heartbeat: the credential works and the node is live
+        watch = new AgentWatch(vertx, coordinators, settings.coordinators(), session, metrics, this);
+        watch.start();
+      }
+      watch.hint(r.body().getValue("coordinator"));
+    } else {
+      NodeWatch.follow(coordinators, session, r.body().getValue("coordinator"));
+    }
     if (first) {
       LOG.info("{} first heartbeat accepted by {}: interval {} s, relay {}, {} peers (version {}), acl version {}", tag(), url,
           session.intervalMs(0) / 1000, session.relay() == null ? "none" : session.relay(), session.peerCount(), session.peersVersion(),
@@ -248,7 +266,27 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events {
     } else if (failuresBefore > 0 || wasRejected != null) {
       LOG.info("{} heartbeats accepted again by {}: back-off ends after {} failed rounds", tag(), url, failuresBefore);
     }
-    schedule(session.afterSuccess(settings.backoff(), 0));
+    long wait = session.afterSuccess(settings.backoff(), 0);
+    if (beatAgain) {
+      // a command arrived on the stream while this heartbeat was on its way: its result goes now
+      beatAgain = false;
+      session.pacing().takeResultsWaiting();
+      wait = 0;
+    }
+    schedule(wait);
+  }
+
+  /** A command arrived on the watch stream: the heartbeat with its result goes now, not at the interval. */
+  @Override
+  public void beatNow() {
+    if (closing) return;
+    if (inFlight) {
+      beatAgain = true;
+      return;
+    }
+    if (timer >= 0) vertx.cancelTimer(timer);
+    timer = -1;
+    schedule(0);
   }
 
   private void failed(Reply r, int index) {
@@ -307,7 +345,8 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events {
     LOG.warn("{} ignored {}", tag(), why);
   }
 
-  private String tag() {
+  @Override
+  public String tag() {
     return "[node: " + (session == null || session.nodeId() == null ? settings.name() : session.nodeId() + ", " + session.name()) + "]";
   }
 
@@ -345,13 +384,20 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events {
     return null;
   }
 
+  /** The watch stream for /info: {@code {state, coordinator}}, or {@code {state: "off"}}. */
+  JsonObject watchInfo() {
+    if (watch != null) return watch.info();
+    return new JsonObject().put("state", settings.watch() ? "idle" : "off").putNull("coordinator");
+  }
+
   AgentMetrics.Gauges gauges(long nowMs) {
     AgentSession s = session;
     boolean enrolled = s != null && s.isEnrolled();
     long since = lastOkMs == 0 ? startedAtMs : lastOkMs;
     return new AgentMetrics.Gauges(enrolled, notReady(nowMs) == null, s == null ? 0 : s.peerCount(), s == null ? -1 : s.peersVersion(),
         s == null ? 0 : s.aclRuleCount(), s == null ? -1 : s.aclVersion(), Math.max(0, nowMs - since) / 1000.0,
-        (s == null ? AgentSession.DEFAULT_INTERVAL_MS : s.intervalMs(0)) / 1000.0, s == null ? 0 : s.failures(), startedAtMs / 1000.0);
+        (s == null ? AgentSession.DEFAULT_INTERVAL_MS : s.intervalMs(0)) / 1000.0, s == null ? 0 : s.failures(), startedAtMs / 1000.0,
+        watch != null && watch.open());
   }
 
   List<Coordinators.Target> targets() {

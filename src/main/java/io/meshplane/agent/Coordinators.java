@@ -18,6 +18,8 @@ import java.net.URISyntaxException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The coordinator replicas a node talks to ({@code --coordinator URL[,URL…]}) and the one HTTP client
@@ -35,6 +37,9 @@ final class Coordinators {
   record Target(String url, String host, int port, boolean ssl, String basePath) {}
 
   private final List<Target> targets;
+  private final List<String> keys = new ArrayList<>();
+  /** Owner hints seen, and the index each names (-1: none); shared by every node of a simulator. */
+  private final Map<String, Integer> hints = new ConcurrentHashMap<>();
   private final HttpClient client;
 
   /**
@@ -42,13 +47,45 @@ final class Coordinators {
    * @param waiting requests at most waiting for a connection (beyond: {@code pool_busy} at once)
    */
   Coordinators(Vertx vertx, List<Target> targets, int connections, int waiting) {
+    this(vertx, targets, connections, waiting, null);
+  }
+
+  /** @param localAddress the address to connect from (the simulator's first {@code --source-addresses}), null: the system's choice */
+  Coordinators(Vertx vertx, List<Target> targets, int connections, int waiting, String localAddress) {
     this.targets = List.copyOf(targets);
-    this.client = vertx.createHttpClient(new HttpClientOptions()
-            .setKeepAlive(true)
-            .setConnectTimeout((int) CONNECT_TIMEOUT_MS)
-            .setIdleTimeout(60)
-            .setName("meshplane-agent"),
-        new PoolOptions().setHttp1MaxSize(connections).setMaxWaitQueueSize(waiting));
+    HttpClientOptions options = new HttpClientOptions()
+        .setKeepAlive(true)
+        .setConnectTimeout((int) CONNECT_TIMEOUT_MS)
+        .setIdleTimeout(60)
+        .setName("meshplane-agent");
+    if (localAddress != null) options.setLocalAddress(localAddress);
+    this.client = vertx.createHttpClient(options, new PoolOptions().setHttp1MaxSize(connections).setMaxWaitQueueSize(waiting));
+    for (Target t : this.targets) keys.add(key(t));
+  }
+
+  /** A URL's identity for comparisons: scheme, lower-case host, explicit port, path without trailing slashes. */
+  private static String key(Target t) {
+    return (t.ssl() ? "https://" : "http://") + t.host().toLowerCase(Locale.ROOT) + ":" + t.port() + t.basePath();
+  }
+
+  /**
+   * The index of the configured URL an owner hint ({@code "coordinator"} in an answer, API.md §11) names,
+   * compared normalised ({@code HTTP://Host:80/} is {@code http://host}); -1 when it is none of them or not
+   * a URL (a hint outside the list is ignored).
+   */
+  int indexOf(String hint) {
+    if (hint == null || hint.isEmpty() || hint.length() > 2048) return -1;
+    Integer cached = hints.get(hint);
+    if (cached != null) return cached;
+    int found = -1;
+    try {
+      found = keys.indexOf(key(parse(List.of(hint)).get(0)));
+    } catch (IllegalArgumentException notAUrl) {
+      // ignored like any hint outside the list
+    }
+    if (hints.size() >= 256) hints.clear(); // a handful of replicas: the cache never needs more
+    hints.put(hint, found);
+    return found;
   }
 
   /**
@@ -125,7 +162,8 @@ final class Coordinators {
         .otherwise(Reply::failure);
   }
 
-  private static Reply reply(HttpClientResponse resp, Buffer b) {
+  /** Classifies an answer: status, JSON body, {@code Retry-After}. */
+  static Reply reply(HttpClientResponse resp, Buffer b) {
     int status = resp.statusCode();
     JsonObject json = null;
     boolean readable = true;

@@ -25,12 +25,19 @@ public final class NodeAgent implements AutoCloseable {
    *
    * @param enrollToken null when the state dir already holds a credential
    * @param listenPort 0: any free port (logged)
+   * @param watch hold a watch stream besides the heartbeats ({@code --no-watch}: false)
    */
   public record Settings(List<Coordinators.Target> coordinators, String enrollToken, String name, List<String> tags, Path stateDir,
-      String listenHost, int listenPort, Backoff backoff) {
+      String listenHost, int listenPort, Backoff backoff, boolean watch) {
     public Settings {
       coordinators = List.copyOf(coordinators);
       tags = List.copyOf(tags);
+    }
+
+    /** Without the watch stream (heartbeat answers only): tests that script a coordinator stand-in without the route. */
+    public Settings(List<Coordinators.Target> coordinators, String enrollToken, String name, List<String> tags, Path stateDir,
+        String listenHost, int listenPort, Backoff backoff) {
+      this(coordinators, enrollToken, name, tags, stateDir, listenHost, listenPort, backoff, false);
     }
   }
 

@@ -23,6 +23,22 @@ final class Pacing {
     resultsWaiting = true;
   }
 
+  /**
+   * Takes the mark {@link #resultsWaiting()} left: a stream answer made the node execute a command, and its
+   * owner sends the heartbeat with the result at once (the interval's short wait is then not needed).
+   */
+  boolean takeResultsWaiting() {
+    boolean w = resultsWaiting;
+    resultsWaiting = false;
+    return w;
+  }
+
+  /** An owner hint named a configured coordinator: requests go there from now on (a new round of failover). */
+  void useCoordinator(int index) {
+    url = index;
+    tried = 0;
+  }
+
   /** The answered interval in seconds, 0 before any answer. */
   int answeredIntervalS() {
     return intervalS;
