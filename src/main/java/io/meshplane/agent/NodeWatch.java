@@ -63,7 +63,12 @@ final class NodeWatch {
      */
     default void streamAnswer(NodeWatch w, JsonObject answer, String kind, long delayMs, long aclBefore, int peersReceived) {}
 
-    /** The stream ended ({@code reason}: a {@code close} reason, {@code silent}, {@code protocol}, {@code ended}, ...). */
+    /**
+     * An open stream ended ({@code reason}: a {@code close} reason, {@code silent}, {@code protocol}, {@code ended},
+     * {@code moved}); every {@link #streamOpened} is followed by one of these, or by nothing when the owner closes.
+     *
+     * @param waitMs until the next attempt; -1: none ({@link #streamStopped} follows)
+     */
     default void streamEnded(NodeWatch w, String url, String reason, long openForMs, long waitMs) {}
 
     /** No more attempts with this credential. */
@@ -143,11 +148,15 @@ final class NodeWatch {
 
   /** The liveness check: a stream (or an attempt) silent for {@link #SILENCE_MS} is closed and re-opened. */
   void tick(long nowMs) {
-    if ((state == State.OPEN || state == State.CONNECTING) && nowMs - lastHeardMs > SILENCE_MS) {
-      String url = url();
-      long openFor = state == State.OPEN ? nowMs - openedAtMs : 0;
+    if (nowMs - lastHeardMs <= SILENCE_MS) return;
+    String url = url();
+    if (state == State.OPEN) {
+      long openFor = nowMs - openedAtMs;
       abandon();
       retry(url, "silent", openFor, 0, false);
+    } else if (state == State.CONNECTING) {
+      abandon();
+      failed(url, new Reply(0, null, "timeout", "no answer within " + SILENCE_MS / 1000 + " s", 0, 0));
     }
   }
 
@@ -170,9 +179,9 @@ final class NodeWatch {
     if ((state == State.OPEN || state == State.CONNECTING) && target != index && now - lastHintMoveMs >= HINT_MOVE_MS) {
       lastHintMoveMs = now;
       String url0 = url();
-      long openFor = state == State.OPEN ? now - openedAtMs : 0;
+      boolean wasOpen = state == State.OPEN;
       abandon();
-      host.streamEnded(this, url0, "moved", openFor, 0);
+      if (wasOpen) host.streamEnded(this, url0, "moved", now - openedAtMs, 0);
       connect();
     }
   }

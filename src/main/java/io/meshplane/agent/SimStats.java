@@ -15,8 +15,8 @@ import java.util.concurrent.atomic.LongAdder;
  */
 final class SimStats {
   /** Latency buckets: bucket b (>= 1) holds [GROWTH^(b-1), GROWTH^b) microseconds; 480 reach past 60 s. */
-  private static final double GROWTH = 1.04;
-  private static final int BUCKETS = 480;
+  static final double GROWTH = 1.04;
+  static final int BUCKETS = 480;
   private static final double LOG_GROWTH = Math.log(GROWTH);
 
   final LongAdder enrollAttempts = new LongAdder();
@@ -31,10 +31,16 @@ final class SimStats {
   private final Map<String, LongAdder> errors = new ConcurrentHashMap<>();
   private final Map<String, LongAdder> commandsByKind = new ConcurrentHashMap<>();
   private final AtomicLongArray latency = new AtomicLongArray(BUCKETS);
+  /** The watch streams' figures ({@code --watch}); null without. */
+  final StreamStats streams;
+
+  SimStats(boolean watch) {
+    streams = watch ? new StreamStats() : null;
+  }
 
   /** A copy of every counter at one moment, to compute a period's figures as differences. */
   record Snapshot(long nanos, long cpuNanos, long enrolled, long enrollFailed, long sent, long accepted, long peers, long bytesIn, long bytesOut,
-      long commands, Map<String, Long> errors, long[] latency) {}
+      long commands, Map<String, Long> errors, long[] latency, StreamStats.Snapshot streams) {}
 
   void heartbeat(Reply r, long nanos, int bytesOutOfRequest) {
     sent.increment();
@@ -42,9 +48,13 @@ final class SimStats {
     bytesIn.add(r.bytesIn());
     if (r.error() == null) accepted.increment();
     else error(r.error());
-    long us = Math.max(1, nanos / 1000);
-    int b = (int) Math.min(BUCKETS - 1, 1 + (long) (Math.log(us) / LOG_GROWTH));
-    latency.incrementAndGet(b);
+    latency.incrementAndGet(bucket(nanos / 1000));
+  }
+
+  /** The histogram bucket of a duration in microseconds. */
+  static int bucket(long micros) {
+    long us = Math.max(1, micros);
+    return (int) Math.min(BUCKETS - 1, 1 + (long) (Math.log(us) / LOG_GROWTH));
   }
 
   void error(String kind) {
@@ -62,7 +72,7 @@ final class SimStats {
     long[] l = new long[BUCKETS];
     for (int i = 0; i < BUCKETS; i++) l[i] = latency.get(i);
     return new Snapshot(System.nanoTime(), cpuNanos(), enrolled.sum(), enrollFailed.sum(), sent.sum(), accepted.sum(), peersReceived.sum(), bytesIn.sum(),
-        bytesOut.sum(), commands.sum(), e, l);
+        bytesOut.sum(), commands.sum(), e, l, streams == null ? null : streams.snapshot());
   }
 
   /** The line printed every period: what happened between {@code a} and {@code b}. */
@@ -75,7 +85,13 @@ final class SimStats {
         elapsedSeconds, b.enrolled(), nodes, (b.accepted() - a.accepted()) / secs, b.sent() - a.sent(), b.accepted() - a.accepted(),
         ms(quantile(lat, 0.50)), ms(quantile(lat, 0.99)), ms(quantile(lat, 0.999)), errors(a.errors(), b.errors()), b.peers() - a.peers(),
         bytes(b.bytesIn() - a.bytesIn()), bytes(b.bytesOut() - a.bytesOut()), (b.cpuNanos() - a.cpuNanos()) / 1e9 / secs * 100,
-        bytes(ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed()));
+        bytes(ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed())) + streams(a, b, " | ");
+  }
+
+  /** The watch streams' part of a line (after {@code separator}), or nothing without {@code --watch}. */
+  private static String streams(Snapshot a, Snapshot b, String separator) {
+    if (b.streams() == null) return "";
+    return separator + StreamStats.describe(a.streams() == null ? StreamStats.zero() : a.streams(), b.streams());
   }
 
   /**
@@ -98,7 +114,7 @@ final class SimStats {
         ms(quantile(lat, 0.50)), ms(quantile(lat, 0.99)), ms(quantile(lat, 0.999)), ms(quantile(lat, 1.0)), steady(allEnrolled, end),
         errors(Map.of(), end.errors()), end.peers(),
         bytes(end.bytesIn()), bytes(end.bytesOut()), end.commands(), byKind.isEmpty() ? "" : " " + byKind,
-        cpuNanos / 1e9, cpuNanos / 1e9 / secs * 100, bytes(heap));
+        cpuNanos / 1e9, cpuNanos / 1e9 / secs * 100, bytes(heap)) + streams(start, end, ", ");
   }
 
   /** The steady window's latency, from the moment every node had enrolled until the end. */
@@ -115,7 +131,7 @@ final class SimStats {
     return 0;
   }
 
-  private static long[] diff(long[] a, long[] b) {
+  static long[] diff(long[] a, long[] b) {
     long[] d = new long[b.length];
     for (int i = 0; i < b.length; i++) d[i] = b[i] - a[i];
     return d;
@@ -135,12 +151,12 @@ final class SimStats {
     return Math.pow(GROWTH, buckets.length);
   }
 
-  private static String ms(double micros) {
+  static String ms(double micros) {
     if (micros < 0) return "-";
     return String.format(Locale.ROOT, micros < 10_000 ? "%.2f ms" : "%.0f ms", micros / 1000);
   }
 
-  private static String errors(Map<String, Long> a, Map<String, Long> b) {
+  static String errors(Map<String, Long> a, Map<String, Long> b) {
     StringBuilder sb = new StringBuilder();
     b.forEach((k, v) -> {
       long d = v - a.getOrDefault(k, 0L);

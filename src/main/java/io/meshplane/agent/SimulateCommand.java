@@ -70,6 +70,24 @@ public final class SimulateCommand implements Callable<Integer> {
   @Option(names = "--policy-token", paramLabel = "TOKEN", description = "a token with acl:write on the nodes' team and environment, for --policy-churn")
   String policyToken;
 
+  @Option(names = "--watch", description = "every node also holds a watch stream (GET /v1/nodes/{id}/watch) from its first accepted heartbeat on; "
+      + "the summary lines then report the streams and the delay of each kind of change")
+  boolean watch;
+
+  @Option(names = "--watch-http2", negatable = true, defaultValue = "true", fallbackValue = "true",
+      description = "with --watch: carry the streams over HTTP/2 (cleartext with prior knowledge), multiplexed; --no-watch-http2: HTTP/1.1, "
+          + "one connection per stream; default: on")
+  boolean watchHttp2;
+
+  @Option(names = "--watch-streams-per-connection", paramLabel = "N", defaultValue = "1000",
+      description = "with --watch over HTTP/2: streams at most per connection (the server's own limit applies too); 1 to 100000; default: ${DEFAULT-VALUE}")
+  int streamsPerConnection;
+
+  @Option(names = "--source-addresses", split = ",", paramLabel = "IP",
+      description = "local addresses to connect from (127.0.0.2,127.0.0.3,...): one HTTP client each, the streams spread over them; "
+          + "one address has about 28,000 ephemeral ports")
+  List<String> sourceAddresses = new ArrayList<>();
+
   @Option(names = "--allow-remote", description = "allow coordinators that are not on this machine (by default every address must be loopback)")
   boolean allowRemote;
 
@@ -115,8 +133,41 @@ public final class SimulateCommand implements Callable<Integer> {
         }
       }
     }
+    for (String a : sourceAddresses) {
+      if (!IP_LITERAL.matcher(a).matches()) return refuse("--source-addresses: '" + a + "' is not an IP address (127.0.0.2)");
+    }
+    if (sourceAddresses.size() > 256) return refuse("--source-addresses: at most 256 addresses");
+    if (streamsPerConnection < 1 || streamsPerConnection > 100_000) return refuse("--watch-streams-per-connection " + streamsPerConnection + " is outside 1..100000");
+    if (watch) {
+      // every stream of a client could end up on one coordinator: count its connections per source address
+      long streamConnections = watchHttp2 ? (nodes + streamsPerConnection - 1L) / streamsPerConnection : nodes;
+      long perAddress = (streamConnections + Math.max(1, sourceAddresses.size()) - 1) / Math.max(1, sourceAddresses.size());
+      if (perAddress > EPHEMERAL_PORTS) {
+        return refuse("--watch needs " + streamConnections + " connections, " + perAddress + " per source address: more than the " + EPHEMERAL_PORTS
+            + " ephemeral ports of one address; use --watch-http2, more --watch-streams-per-connection or more --source-addresses");
+      }
+      long files = streamConnections + (long) concurrency * targets.size() + 64;
+      long limit = maxOpenFiles();
+      if (limit > 0 && files > limit) {
+        System.err.printf("simulate: warning: about %d open files needed, the process may hold %d (ulimit -n); streams beyond will be refused as connect errors%n",
+            files, limit);
+      }
+    }
+    Simulator.Watch w = new Simulator.Watch(watch, watchHttp2, streamsPerConnection, sourceAddresses);
     return new Simulator(new Simulator.Settings(targets, enrollToken, nodes, every, length, namePrefix, tags, spreadTags, concurrency, churn,
-        policyToken), System.out).run();
+        policyToken, w), System.out).run();
+  }
+
+  /** Ephemeral ports of one source address (Linux's default range 32768-60999). */
+  static final int EPHEMERAL_PORTS = 28_000;
+  private static final Pattern IP_LITERAL = Pattern.compile("^(\\d{1,3}(\\.\\d{1,3}){3}|[0-9a-fA-F:]*:[0-9a-fA-F:.]*)$");
+
+  /** The process's open-file limit, or -1 when the JVM cannot tell. */
+  static long maxOpenFiles() {
+    if (java.lang.management.ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.UnixOperatingSystemMXBean os) {
+      return os.getMaxFileDescriptorCount();
+    }
+    return -1;
   }
 
   private Duration duration(String text, String option) {

@@ -50,10 +50,11 @@ final class Simulator {
    *     /v1/acl) so that the rules of the nodes in its grants change; {@link Duration#ZERO}: no churn
    */
   public record Settings(List<Coordinators.Target> coordinators, String enrollToken, int nodes, Duration interval, Duration duration,
-      String namePrefix, List<String> tags, int spreadTags, int concurrency, Duration policyChurn, String policyToken) {
+      String namePrefix, List<String> tags, int spreadTags, int concurrency, Duration policyChurn, String policyToken, Watch watch) {
     public Settings {
       coordinators = List.copyOf(coordinators);
       tags = List.copyOf(tags);
+      if (watch == null) watch = Watch.OFF;
       if (policyChurn == null) policyChurn = Duration.ZERO;
       if (!policyChurn.isZero() && (policyToken == null || policyToken.isBlank())) throw new IllegalArgumentException("--policy-churn needs --policy-token");
       if (nodes < 1 || nodes > MAX_NODES) throw new IllegalArgumentException("--nodes must be 1 to " + MAX_NODES);
@@ -63,9 +64,22 @@ final class Simulator {
     }
   }
 
+  /**
+   * {@code --watch}: every node holds a watch stream; over HTTP/2 ({@code --watch-http2}) up to {@code
+   * streamsPerConnection} of them per connection, else one HTTP/1.1 connection each; every client connects
+   * from one of {@code sourceAddresses} (empty: the system's choice).
+   */
+  public record Watch(boolean on, boolean http2, int streamsPerConnection, List<String> sourceAddresses) {
+    public static final Watch OFF = new Watch(false, true, 1000, List.of());
+
+    public Watch {
+      sourceAddresses = List.copyOf(sourceAddresses);
+    }
+  }
+
   private final Settings settings;
   private final PrintStream out;
-  private final SimStats stats = new SimStats();
+  private final SimStats stats;
   private final String run = runId();
   private final CountDownLatch aborted = new CountDownLatch(1);
   private volatile String abortReason;
@@ -92,6 +106,30 @@ final class Simulator {
   public Simulator(Settings settings, PrintStream out) {
     this.settings = settings;
     this.out = out;
+    this.stats = new SimStats(settings.watch().on());
+  }
+
+  Settings settings() {
+    return settings;
+  }
+
+  SimStats stats() {
+    return stats;
+  }
+
+  boolean stopping() {
+    return stopping;
+  }
+
+  /** A node enrolled: the team and environment of the first one (for --policy-churn), and the moment all had. */
+  void enrolledOne(JsonObject answer) {
+    if (team == null && answer.getValue("node") instanceof JsonObject n && n.getValue("team") instanceof String t
+        && n.getValue("environment") instanceof String e) {
+      environment = e;
+      team = t;
+    }
+    stats.enrolled.increment();
+    if (stats.enrolled.sum() == settings.nodes()) markAllEnrolled();
   }
 
   private static String runId() {
@@ -134,11 +172,22 @@ final class Simulator {
     int connections = settings.concurrency();
     // a heartbeat waiting a few seconds for a connection is still a heartbeat: the queue holds up to a tenth of the fleet
     int waiting = Math.max(Math.max(256, connections * 16), settings.nodes() / 10);
-    Coordinators coordinators = new Coordinators(vertx, settings.coordinators(), connections, waiting);
+    Watch watch = settings.watch();
+    Coordinators coordinators = new Coordinators(vertx, settings.coordinators(), connections, waiting,
+        watch.sourceAddresses().isEmpty() ? null : watch.sourceAddresses().get(0));
+    WatchTransport transport = watch.on()
+        ? new WatchTransport(vertx, settings.coordinators(), new WatchTransport.Settings(watch.http2(), watch.streamsPerConnection(),
+            watch.sourceAddresses(), settings.nodes()))
+        : null;
     long intervalMs = settings.interval().toMillis();
     out.printf(Locale.ROOT, "[sim] %d nodes named %s-%s-<n> against %s: interval %s, duration %s, at most %d requests in flight per coordinator%n",
         settings.nodes(), settings.namePrefix(), run, String.join(",", settings.coordinators().stream().map(Coordinators.Target::url).toList()),
         Durations.format(settings.interval()), Durations.format(settings.duration()), connections);
+    if (watch.on()) {
+      out.printf(Locale.ROOT, "[sim] watch streams: %s%s%n", watch.http2() ? "HTTP/2 (prior knowledge), at most " + watch.streamsPerConnection()
+          + " streams per connection" : "HTTP/1.1, one connection per stream", watch.sourceAddresses().isEmpty() ? ""
+          : ", from " + String.join(",", watch.sourceAddresses()));
+    }
     out.flush();
     // SIGTERM or Ctrl-C: end the run early, still with its final summary
     CountDownLatch finished = new CountDownLatch(1);
@@ -157,7 +206,7 @@ final class Simulator {
     int enrollSlots = Math.max(1, settings.concurrency() / loops);
     try {
       for (int k = 0; k < loops; k++) {
-        Blocking.await(vertx.deployVerticle(new Shard(k, loops, coordinators, intervalMs, enrollSlots), new DeploymentOptions()),
+        Blocking.await(vertx.deployVerticle(new SimShard(this, k, loops, coordinators, transport, intervalMs, enrollSlots), new DeploymentOptions()),
             Duration.ofSeconds(10), "starting simulator shard " + k);
       }
       SimStats.Snapshot[] previous = {start};
@@ -267,7 +316,7 @@ final class Simulator {
   }
 
   /** A node's rules changed in a heartbeat answer: counted once per node for the change under way. */
-  private void rulesChanged(int[] counted, int slot) {
+  void rulesChanged(int[] counted, int slot) {
     int k = churnIndex.get();
     if (k == 0 || counted[slot] == k) return;
     counted[slot] = k;
@@ -281,126 +330,8 @@ final class Simulator {
         last == 0 ? "" : String.format(Locale.ROOT, ", the last %.1f s after the PUT", (last - churnStartNanos) / 1e9));
   }
 
-  private void abort(String reason) {
+  void abort(String reason) {
     if (abortReason == null) abortReason = reason;
     aborted.countDown();
-  }
-
-  /** The nodes of one event loop: node {@code n} belongs to shard {@code n % shards}. */
-  private final class Shard extends VerticleBase implements AgentSession.Events {
-    private final int index;
-    private final int shards;
-    private final Coordinators coordinators;
-    private final long intervalMs;
-    private final int enrollSlots;
-    private final AgentSession[] sessions;
-    /** Per slot, the policy change whose new rules the node was last counted for (--policy-churn). */
-    private final int[] rulesCounted;
-    private final StringBuilder body = new StringBuilder(512);
-    private final NodeKey.Source keys = NodeKey.randomPublic(ThreadLocalRandom.current().nextLong());
-    private final Backoff backoff = Backoff.standard();
-    private final String enrollAuthorization;
-    private int nextToEnroll;
-
-    Shard(int index, int shards, Coordinators coordinators, long intervalMs, int enrollSlots) {
-      this.index = index;
-      this.shards = shards;
-      this.coordinators = coordinators;
-      this.intervalMs = intervalMs;
-      this.enrollSlots = enrollSlots;
-      int count = settings.nodes() / shards + (index < settings.nodes() % shards ? 1 : 0);
-      this.sessions = new AgentSession[count];
-      this.rulesCounted = new int[count];
-      this.enrollAuthorization = "Bearer " + settings.enrollToken();
-    }
-
-    @Override
-    public Future<?> start() {
-      for (int i = 0; i < enrollSlots; i++) enrollNext();
-      return Future.succeededFuture();
-    }
-
-    private void enrollNext() {
-      if (stopping || nextToEnroll >= sessions.length) return;
-      int slot = nextToEnroll++;
-      sessions[slot] = new AgentSession(nodeName(node(slot)), keys.generate(), keys, true, this, System.currentTimeMillis());
-      enroll(slot);
-    }
-
-    /** The fleet-wide number of the node in {@code slot}. */
-    private int node(int slot) {
-      return slot * shards + index;
-    }
-
-    private void enroll(int slot) {
-      if (stopping) return;
-      AgentSession s = sessions[slot];
-      Buffer req = s.enrollmentBody(nodeTags(node(slot)));
-      stats.enrollAttempts.increment();
-      coordinators.post(s.coordinator(), "/nodes", enrollAuthorization, req).onComplete(ar -> {
-        Reply r = ar.result();
-        stats.bytesOut.add(req.length());
-        stats.bytesIn.add(r.bytesIn());
-        if (r.status() == 201 && s.enrolled(r.body())) {
-          if (team == null && r.body().getValue("node") instanceof JsonObject n && n.getValue("team") instanceof String t
-              && n.getValue("environment") instanceof String e) {
-            environment = e;
-            team = t;
-          }
-          stats.enrolled.increment();
-          if (stats.enrolled.sum() == settings.nodes()) markAllEnrolled();
-          vertx.setTimer(Math.max(1, backoff.spreadMs(intervalMs)), id -> beat(slot));
-          enrollNext();
-        } else if (r.status() == 401 || r.status() == 403) {
-          abort("the coordinator refused the enrollment token: " + r.describe());
-        } else if (r.outcome() == Reply.Outcome.REJECTED || r.outcome() == Reply.Outcome.OK) {
-          stats.enrollFailed.increment();
-          stats.error("enroll_" + (r.error() == null ? "invalid_answer" : r.error()));
-          sessions[slot] = null;
-          enrollNext();
-        } else {
-          stats.error("enroll_" + r.error());
-          long wait = s.afterFailure(r, backoff, coordinators.size(), intervalMs);
-          vertx.setTimer(Math.max(1, wait), id -> enroll(slot));
-        }
-      });
-    }
-
-    private void beat(int slot) {
-      if (stopping) return;
-      AgentSession s = sessions[slot];
-      Buffer req = s.heartbeatBody(body, System.currentTimeMillis());
-      long t0 = System.nanoTime();
-      coordinators.post(s.coordinator(), s.heartbeatPath(), s.authorization(), req).onComplete(ar -> {
-        Reply r = ar.result();
-        stats.heartbeat(r, System.nanoTime() - t0, req.length());
-        long wait;
-        if (r.outcome() == Reply.Outcome.OK) {
-          try {
-            long aclBefore = s.aclVersion();
-            stats.peersReceived.add(s.apply(r.body()));
-            if (aclBefore >= 0 && s.aclVersion() != aclBefore) rulesChanged(rulesCounted, slot);
-          } catch (RuntimeException e) {
-            stats.error("unapplicable_answer");
-          }
-          s.takeDirty(); // nothing is persisted in a simulation
-          wait = s.afterSuccess(backoff, intervalMs);
-        } else if ("pool_busy".equals(r.error())) {
-          // this process's own connection pool is full: the request never left it, so no coordinator
-          // failed. The beat is skipped (counted) and the node beats again an interval later: retrying
-          // within a second, as after a coordinator's failure, would keep a fleet of 100,000 nodes
-          // piling onto the full pool (seen in a re-key wave: a 40 s storm of rejected sends)
-          wait = backoff.intervalMs(s.intervalMs(intervalMs));
-        } else {
-          wait = s.afterFailure(r, backoff, coordinators.size(), intervalMs);
-        }
-        if (!stopping) vertx.setTimer(Math.max(1, wait), id -> beat(slot));
-      });
-    }
-
-    @Override
-    public void executed(CommandLedger.Result result) {
-      stats.command(result);
-    }
   }
 }

@@ -1,0 +1,231 @@
+package io.meshplane.agent;
+
+import io.vertx.core.Future;
+import io.vertx.core.VerticleBase;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * The simulated nodes of one event loop ({@code meshplane simulate}): node {@code n} belongs to shard
+ * {@code n % shards}. Each node enrolls, beats on a plain timer and, with {@code --watch}, holds a watch
+ * stream ({@link NodeWatch}) from its first accepted heartbeat on. A command that arrives on a stream
+ * makes the node beat at once (its result goes in that heartbeat). No thread per node, no object per
+ * node besides its session and its stream.
+ */
+final class SimShard extends VerticleBase implements AgentSession.Events, NodeWatch.Host {
+  private final Simulator sim;
+  private final Simulator.Settings settings;
+  private final SimStats stats;
+  private final int index;
+  private final int shards;
+  private final Coordinators coordinators;
+  /** The watch streams' clients, or null without {@code --watch}. */
+  private final WatchTransport transport;
+  private final long intervalMs;
+  private final int enrollSlots;
+  private final AgentSession[] sessions;
+  /** Per slot, the policy change whose new rules the node was last counted for (--policy-churn). */
+  private final int[] rulesCounted;
+  /** Per slot: the node's stream (with --watch, from its first accepted heartbeat). */
+  private final NodeWatch[] watches;
+  /** Per slot: the heartbeat timer, whether a heartbeat is on its way, whether another must follow it at once. */
+  private final long[] timers;
+  private final boolean[] inFlight;
+  private final boolean[] again;
+  private final StringBuilder body = new StringBuilder(512);
+  private final NodeKey.Source keys = NodeKey.randomPublic(ThreadLocalRandom.current().nextLong());
+  private final Backoff backoff = Backoff.standard();
+  private final String enrollAuthorization;
+  private int nextToEnroll;
+
+  SimShard(Simulator sim, int index, int shards, Coordinators coordinators, WatchTransport transport, long intervalMs, int enrollSlots) {
+    this.sim = sim;
+    this.settings = sim.settings();
+    this.stats = sim.stats();
+    this.index = index;
+    this.shards = shards;
+    this.coordinators = coordinators;
+    this.transport = transport;
+    this.intervalMs = intervalMs;
+    this.enrollSlots = enrollSlots;
+    int count = settings.nodes() / shards + (index < settings.nodes() % shards ? 1 : 0);
+    this.sessions = new AgentSession[count];
+    this.rulesCounted = new int[count];
+    this.watches = transport == null ? null : new NodeWatch[count];
+    this.timers = new long[count];
+    java.util.Arrays.fill(timers, -1); // Vert.x timer ids start at 0
+    this.inFlight = new boolean[count];
+    this.again = new boolean[count];
+    this.enrollAuthorization = "Bearer " + settings.enrollToken();
+  }
+
+  @Override
+  public Future<?> start() {
+    for (int i = 0; i < enrollSlots; i++) enrollNext();
+    if (watches != null) {
+      vertx.setPeriodic(AgentWatch.TICK_MS, id -> {
+        long now = System.currentTimeMillis();
+        for (NodeWatch w : watches) {
+          if (w != null) w.tick(now);
+        }
+      });
+    }
+    return Future.succeededFuture();
+  }
+
+  private void enrollNext() {
+    if (sim.stopping() || nextToEnroll >= sessions.length) return;
+    int slot = nextToEnroll++;
+    sessions[slot] = new AgentSession(sim.nodeName(node(slot)), keys.generate(), keys, true, this, System.currentTimeMillis());
+    enroll(slot);
+  }
+
+  /** The fleet-wide number of the node in {@code slot}. */
+  private int node(int slot) {
+    return slot * shards + index;
+  }
+
+  private void enroll(int slot) {
+    if (sim.stopping()) return;
+    AgentSession s = sessions[slot];
+    Buffer req = s.enrollmentBody(sim.nodeTags(node(slot)));
+    stats.enrollAttempts.increment();
+    coordinators.post(s.coordinator(), "/nodes", enrollAuthorization, req).onComplete(ar -> {
+      Reply r = ar.result();
+      stats.bytesOut.add(req.length());
+      stats.bytesIn.add(r.bytesIn());
+      if (r.status() == 201 && s.enrolled(r.body())) {
+        sim.enrolledOne(r.body());
+        schedule(slot, Math.max(1, backoff.spreadMs(intervalMs)));
+        enrollNext();
+      } else if (r.status() == 401 || r.status() == 403) {
+        sim.abort("the coordinator refused the enrollment token: " + r.describe());
+      } else if (r.outcome() == Reply.Outcome.REJECTED || r.outcome() == Reply.Outcome.OK) {
+        stats.enrollFailed.increment();
+        stats.error("enroll_" + (r.error() == null ? "invalid_answer" : r.error()));
+        sessions[slot] = null;
+        enrollNext();
+      } else {
+        stats.error("enroll_" + r.error());
+        long wait = s.afterFailure(r, backoff, coordinators.size(), intervalMs);
+        vertx.setTimer(Math.max(1, wait), id -> enroll(slot));
+      }
+    });
+  }
+
+  private void schedule(int slot, long waitMs) {
+    if (sim.stopping()) return;
+    timers[slot] = vertx.setTimer(Math.max(1, waitMs), id -> {
+      timers[slot] = -1;
+      beat(slot);
+    });
+  }
+
+  private void beat(int slot) {
+    if (sim.stopping()) return;
+    AgentSession s = sessions[slot];
+    Buffer req = s.heartbeatBody(body, System.currentTimeMillis());
+    long t0 = System.nanoTime();
+    inFlight[slot] = true;
+    coordinators.post(s.coordinator(), s.heartbeatPath(), s.authorization(), req).onComplete(ar -> {
+      inFlight[slot] = false;
+      Reply r = ar.result();
+      stats.heartbeat(r, System.nanoTime() - t0, req.length());
+      long wait;
+      if (r.outcome() == Reply.Outcome.OK) {
+        try {
+          long aclBefore = s.aclVersion();
+          stats.peersReceived.add(s.apply(r.body()));
+          if (aclBefore >= 0 && s.aclVersion() != aclBefore) sim.rulesChanged(rulesCounted, slot);
+        } catch (RuntimeException e) {
+          stats.error("unapplicable_answer");
+        }
+        s.takeDirty(); // nothing is persisted in a simulation
+        wait = s.afterSuccess(backoff, intervalMs);
+        if (watches != null) {
+          if (watches[slot] == null) {
+            watches[slot] = new NodeWatch(vertx, transport, coordinators, s, this, slot);
+            watches[slot].start();
+          }
+          watches[slot].hint(r.body().getValue("coordinator"));
+        } else {
+          NodeWatch.follow(coordinators, s, r.body().getValue("coordinator"));
+        }
+        if (again[slot]) {
+          // a command arrived on the stream while this heartbeat was on its way: its result goes now
+          again[slot] = false;
+          s.pacing().takeResultsWaiting();
+          wait = 0;
+        }
+      } else if ("pool_busy".equals(r.error())) {
+        // this process's own connection pool is full: the request never left it, so no coordinator
+        // failed. The beat is skipped (counted) and the node beats again an interval later: retrying
+        // within a second, as after a coordinator's failure, would keep a fleet of 100,000 nodes
+        // piling onto the full pool (seen in a re-key wave: a 40 s storm of rejected sends)
+        wait = backoff.intervalMs(s.intervalMs(intervalMs));
+      } else {
+        wait = s.afterFailure(r, backoff, coordinators.size(), intervalMs);
+      }
+      schedule(slot, wait);
+    });
+  }
+
+  @Override
+  public void executed(CommandLedger.Result result) {
+    stats.command(result);
+  }
+
+  // ---- NodeWatch.Host (on this shard's event loop) ----
+
+  @Override
+  public void streamConnecting(NodeWatch w, String url) {
+    stats.streams.connects.increment();
+  }
+
+  @Override
+  public void streamOpened(NodeWatch w, String url) {
+    stats.streams.opened.increment();
+    stats.streams.open.increment();
+  }
+
+  @Override
+  public void streamRefused(NodeWatch w, String url, Reply r, long waitMs) {
+    stats.streams.refused(r);
+    stats.bytesIn.add(r.bytesIn());
+  }
+
+  @Override
+  public void streamMessage(NodeWatch w, String type) {
+    stats.streams.message(type);
+  }
+
+  @Override
+  public void streamAnswer(NodeWatch w, JsonObject answer, String kind, long delayMs, long aclBefore, int peersReceived) {
+    AgentSession s = w.session();
+    stats.peersReceived.add(peersReceived);
+    if (aclBefore >= 0 && s.aclVersion() != aclBefore) sim.rulesChanged(rulesCounted, w.slot);
+    s.takeDirty();
+    stats.streams.applied(kind, delayMs);
+  }
+
+  @Override
+  public void streamEnded(NodeWatch w, String url, String reason, long openForMs, long waitMs) {
+    stats.streams.open.decrement();
+    stats.streams.ended(reason);
+  }
+
+  @Override
+  public void beatNow(NodeWatch w) {
+    int slot = w.slot;
+    stats.streams.earlyBeats.increment();
+    if (inFlight[slot]) {
+      again[slot] = true;
+      return;
+    }
+    if (timers[slot] >= 0) vertx.cancelTimer(timers[slot]);
+    timers[slot] = -1;
+    w.session().pacing().takeResultsWaiting();
+    schedule(slot, 0);
+  }
+}
