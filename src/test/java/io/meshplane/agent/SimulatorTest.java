@@ -128,6 +128,49 @@ class SimulatorTest {
     }
   }
 
+  /**
+   * {@code --watch}: every node holds a stream over HTTP/2 from two other loopback source addresses, from
+   * its first heartbeat on (within one 10 s interval); the second policy change (at 20 s) changes every
+   * node's rules, and they arrive over the streams: the summary counts them as {@code acl} answers with
+   * their delay, which only stream answers have.
+   */
+  @Test
+  void withWatchEveryNodeHoldsAStreamAndPolicyChangesArriveOverIt() throws Exception {
+    Path out = dir.resolve("watch.out");
+    Path err = dir.resolve("watch.err");
+    String acl = Tokens.issue(replica, "sim", "lab", Surface.ADMIN).jwt();
+    Process p = ChildJvm.launch(dir, Map.of(), err, out, "simulate", "--coordinator", "http://127.0.0.1:" + replica.coordinatorPort(),
+        "--enroll-token", enrollToken, "--nodes", "20", "--interval", "10s", "--duration", "25s", "--name-prefix", "watch", "--tags", "tag:w0",
+        "--spread-tags", "2", "--concurrency", "8", "--policy-churn", "10s", "--policy-token", acl, "--watch", "--watch-streams-per-connection", "8",
+        "--source-addresses", "127.0.0.2,127.0.0.3");
+    try {
+      assertTrue(p.waitFor(60, TimeUnit.SECONDS), "ends by itself");
+      String stdout = Files.readString(out);
+      assertEquals(0, p.exitValue(), stdout + Files.readString(err));
+      assertTrue(stdout.contains("[sim] watch streams: HTTP/2 (prior knowledge), at most 8 streams per connection, from 127.0.0.2,127.0.0.3"), stdout);
+      // change 2 turns the grant around: all 20 nodes' rules change, within a second or so (a heartbeat would take up to 10 s)
+      Matcher reached = Pattern.compile("\\[sim] policy change 2 \\(version \\d+\\): (\\d+) nodes got new rules, the last ([\\d.]+) s after the PUT")
+          .matcher(stdout);
+      assertTrue(reached.find(), stdout);
+      assertEquals(20, Integer.parseInt(reached.group(1)), stdout);
+      assertTrue(Double.parseDouble(reached.group(2)) < 5, stdout);
+      Matcher done = Pattern.compile("\\[sim] done after .*, (\\d+) heartbeats sent, .*, streams open (\\d+), connects (\\d+) \\(opened (\\d+)\\), "
+          + "refused (\\S+), ended (\\S+), messages (\\d+) \\(answer (\\d+) ping \\d+ close \\d+ other \\d+\\), first answers (\\d+), "
+          + "early heartbeats \\d+, delay acl p50 (\\S+ ms) p90 \\S+ ms p99 \\S+ ms max \\S+ ms \\(n (\\d+)\\) peers .*").matcher(stdout);
+      assertTrue(done.find(), stdout);
+      assertTrue(Integer.parseInt(done.group(1)) >= 20, stdout);
+      assertEquals(20, Integer.parseInt(done.group(2)), "20 streams open at the end: " + stdout);
+      assertEquals(20, Integer.parseInt(done.group(4)), stdout);
+      assertEquals("none", done.group(5), stdout);
+      assertEquals(20, Integer.parseInt(done.group(9)), "each stream's first answer: " + stdout);
+      assertTrue(Integer.parseInt(done.group(8)) >= 30, "first answers and the change's: " + stdout);
+      assertTrue(Integer.parseInt(done.group(11)) >= 20, "change 2 reached all 20 nodes as acl answers with a delay: " + stdout);
+      assertTrue(stdout.contains("errors: none"), stdout);
+    } finally {
+      p.destroyForcibly();
+    }
+  }
+
   @Test
   void aCoordinatorThatIsNotOnThisMachineIsRefusedWithExitCode2() throws Exception {
     Path out = dir.resolve("remote.out");
