@@ -205,8 +205,19 @@ public final class ConfigLoader {
         duration(v, Setting.OPERATIONS_DEADLINE, Duration.ofSeconds(1), Duration.ofDays(7)),
         policyWork(v),
         relays(v),
+        watch(v),
         intIn(v, Setting.WRITEBEHIND_MAX_BACKLOG, 1, 100_000_000),
         duration(v, Setting.SHUTDOWN_GRACE, Duration.ZERO, Duration.ofMinutes(5)));
+  }
+
+  /** The watch stream's limits ({@code watch.*}) and the heartbeat interval its answers carry. */
+  private static io.meshplane.watch.WatchModule.Settings watch(Map<String, String> v) {
+    return new io.meshplane.watch.WatchModule.Settings(io.meshplane.watch.WatchModule.Settings.MAX_PER_NODE,
+        intIn(v, Setting.WATCH_MAX_BUFFER, 4096, 64 * 1024 * 1024),
+        intIn(v, Setting.WATCH_ADMIT_PER_SECOND, 1, 1_000_000),
+        duration(v, Setting.WATCH_PING, Duration.ofSeconds(1), Duration.ofMinutes(10)),
+        duration(v, Setting.WATCH_DRAIN, Duration.ZERO, Duration.ofMinutes(10)),
+        Math.max(1, duration(v, Setting.HEARTBEAT_INTERVAL, Duration.ofSeconds(1), Duration.ofHours(1)).toSeconds()));
   }
 
   /** The policy work pool: at least as many evaluations admitted as threads, and a caller's share within them. */

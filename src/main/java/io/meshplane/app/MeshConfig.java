@@ -34,6 +34,7 @@ public record MeshConfig(
     Duration operationsDeadline,
     io.meshplane.common.BoundedWork.Limits policyWork,
     io.meshplane.node.Relays relays,
+    io.meshplane.watch.WatchModule.Settings watch,
     int writeBehindMaxBacklog,
     Duration shutdownGrace) {
 

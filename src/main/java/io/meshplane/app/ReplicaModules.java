@@ -31,6 +31,7 @@ final class ReplicaModules {
   final OpsModule ops;
   // assigned once, in the constructor; not final because modules built before them read them at call time
   HeartbeatModule heartbeat;
+  final io.meshplane.watch.WatchModule watch;
   NodeModule nodes;
   final PanelModule panel;
   final BulkModule bulk;
@@ -60,6 +61,10 @@ final class ReplicaModules {
         observability.mesh(), cursors, config.operationsDeadline());
     heartbeat = new HeartbeatModule(vertx, hz, p, reads, changes, policy, ops, observability.mesh(), cursors, new HeartbeatModule.Settings(
         config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog(), config.pendingTtl()));
+    // after the policy and operations features: its follower of the change log sees each entry after theirs
+    watch = new io.meshplane.watch.WatchModule(vertx, hz, changes, policy, ops, io.meshplane.node.OwnerHint.NONE,
+        observability.mesh().registry(), config.watch());
+    auth.onDenied(watch::credentialDenied);
     nodes = new NodeModule(p, reads, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), changes, policy, config.relays(), cursors,
         config.addressPool());
     // bulk actions go through the inventory's and the operations' single-node paths, with at most a quarter
@@ -79,6 +84,6 @@ final class ReplicaModules {
         () -> (long) heartbeats.count(),
         () -> new long[] {ops.outcomes().succeeded(), ops.outcomes().failed(), ops.outcomes().expired()},
         intervalSeconds));
-    all = List.of(changes, policy, ops, heartbeat, auth, nodes, bulk, audit, panel);
+    all = List.of(changes, policy, ops, heartbeat, watch, auth, nodes, bulk, audit, panel);
   }
 }

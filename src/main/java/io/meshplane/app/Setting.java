@@ -54,6 +54,10 @@ public enum Setting {
   POLICY_MAX_PER_TEAM("policy.max_per_team", "MESH_POLICY_MAX_PER_TEAM", "2", "policy evaluations about one team and environment at a time, whoever asks; more are refused with 429 and Retry-After"),
   POLICY_DEADLINE("policy.deadline", "MESH_POLICY_DEADLINE", "10s", "a policy evaluation (time queued included) that runs longer stops with 503 and Retry-After"),
   RELAYS("relays", "MESH_RELAYS", "[]", "relays nodes are assigned to: a list of {name, region, url} (the env value as JSON)"),
+  WATCH_ADMIT_PER_SECOND("watch.admit_per_second", "MESH_WATCH_ADMIT_PER_SECOND", "500", "new watch streams this replica accepts per second; beyond it 503 with Retry-After (a dead replica's agents come back as a trickle)"),
+  WATCH_MAX_BUFFER("watch.max_buffer", "MESH_WATCH_MAX_BUFFER", "262144", "bytes a watch stream may hold unread before it is closed as a slow reader"),
+  WATCH_PING("watch.ping", "MESH_WATCH_PING", "15s", "a watch stream that carried nothing for this long gets a ping line"),
+  WATCH_DRAIN("watch.drain", "MESH_WATCH_DRAIN", "10s", "on shutdown, the window over which the replica ends its watch streams, a few at a time"),
   WRITEBEHIND_MAX_BACKLOG("writebehind.max_backlog", "MESH_WRITEBEHIND_MAX_BACKLOG", "1000000", "dirty live entries above which /readyz reports the write-behind DOWN"),
   WRITEBEHIND_FLUSH_INTERVAL("writebehind.flush_interval", "MESH_FLUSH_INTERVAL", "1s", "write-behind flush period: at most one row write per node per interval"),
   SHUTDOWN_GRACE("shutdown.grace", "MESH_SHUTDOWN_GRACE", "5s", "on SIGTERM, how long in-flight requests may take to finish");

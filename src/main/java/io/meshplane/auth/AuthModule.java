@@ -27,6 +27,7 @@ public final class AuthModule implements Module {
   /** This module's slice of the settings. */
   public record Settings(String issuer, Duration maxLifetime) {}
 
+  private final Denylist denylist;
   private final Vertx vertx;
   private final TokenIssuer issuer;
   private final TokenUsage usage;
@@ -44,6 +45,7 @@ public final class AuthModule implements Module {
     Jwts jwts = new Jwts(vertx, keys, settings.issuer());
     TokenRepository repository = new TokenRepository(pool, reads);
     Denylist denylist = new Denylist(vertx, hz);
+    this.denylist = denylist;
     this.usage = new TokenUsage(pool);
     this.verifier = new TokenVerifier(jwts, denylist, usage, metrics);
     this.issuer = new TokenIssuer(jwts, repository, keys);
@@ -90,6 +92,15 @@ public final class AuthModule implements Module {
   }
 
   /** The way in for bearer tokens. */
+  /**
+   * Tells {@code listener} of every token denial this replica hears of, from any replica (revocations,
+   * rotations, deletions): the token id and when it stops working ({@code Long.MIN_VALUE}: at once).
+   * Called on a cluster event thread: keep it short.
+   */
+  public void onDenied(java.util.function.ObjLongConsumer<String> listener) {
+    denylist.onDenied(listener);
+  }
+
   public Authenticator authenticator() {
     return verifier;
   }

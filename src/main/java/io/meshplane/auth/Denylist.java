@@ -51,6 +51,8 @@ final class Denylist {
    * plain hash-map read, with no key serialization (a ReplicatedMap read serializes its key).
    */
   private final ConcurrentHashMap<String, Entry> mirror = new ConcurrentHashMap<>();
+  /** Told of every denial this member hears of (the watch stream closes the token's streams): token id, and when it stops working. */
+  private final java.util.List<java.util.function.ObjLongConsumer<String>> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   public Denylist(Vertx vertx, HazelcastInstance hz) {
     this.vertx = vertx;
@@ -61,7 +63,10 @@ final class Denylist {
         switch (event.getEventType()) {
           // a denial only ever gets stricter: a rotation's "retired" put that lands after a revocation
           // (puts run in no fixed order) does not lift the revocation here
-          case ADDED, UPDATED, MERGED -> mirror.merge(event.getKey(), Entry.decode(event.getValue()), Entry::stricter);
+          case ADDED, UPDATED, MERGED -> {
+            Entry now = mirror.merge(event.getKey(), Entry.decode(event.getValue()), Entry::stricter);
+            for (var l : listeners) l.accept(event.getKey(), now.revoked() ? Long.MIN_VALUE : now.notAfterMillis());
+          }
           case REMOVED, EVICTED, EXPIRED -> mirror.remove(event.getKey());
           default -> { }
         }
@@ -69,6 +74,14 @@ final class Denylist {
     });
     // after the listener: whatever arrived before it is copied, whatever arrives after it is heard
     for (Map.Entry<String, String> e : map.entrySet()) mirror.merge(e.getKey(), Entry.decode(e.getValue()), Entry::stricter);
+  }
+
+  /**
+   * Tells {@code listener} of every denial heard from now on, on a cluster event thread (keep it short):
+   * the token id and the time it stops working ({@code Long.MIN_VALUE}: revoked, at once).
+   */
+  void onDenied(java.util.function.ObjLongConsumer<String> listener) {
+    listeners.add(listener);
   }
 
   /** Local memory read; null when the token is not denied. */

@@ -23,8 +23,15 @@ import java.util.List;
  * flush and per scan, where the values are at hand), with {@link #CLOCK_CTE} and {@link #INSERT_ENTRY}.
  */
 public final class ChangeLog {
-  /** One entry: {@code kind} is enroll, delete, retag, relay, policy, live, online or work. */
-  public record Entry(long seq, String kind, JsonObject data) {}
+  /**
+   * One entry: {@code kind} is enroll, delete, retag, relay, policy, live, online or work;
+   * {@code atMillis} when it was written (its transaction's time; 0 when not read from the log).
+   */
+  public record Entry(long seq, String kind, JsonObject data, long atMillis) {
+    public Entry(long seq, String kind, JsonObject data) {
+      this(seq, kind, data, 0);
+    }
+  }
 
   /**
    * A feature that keeps derived state from the log (the peer model, the operations board): it sees
@@ -88,9 +95,10 @@ public final class ChangeLog {
 
   /** Entries after {@code afterSeq}, in order, at most {@code limit}. */
   public Future<List<Entry>> after(long afterSeq, int limit) {
-    return pool.preparedQuery("SELECT seq, kind, data FROM mesh_changes WHERE seq > $1 ORDER BY seq LIMIT $2")
+    return pool.preparedQuery("SELECT seq, kind, data, (extract(epoch FROM at) * 1000)::bigint AS at_ms FROM mesh_changes "
+            + "WHERE seq > $1 ORDER BY seq LIMIT $2")
         .execute(Tuple.of(afterSeq, limit))
-        .map(rows -> Sql.list(rows, r -> new Entry(r.getLong("seq"), r.getString("kind"), (JsonObject) r.getJson("data"))));
+        .map(rows -> Sql.list(rows, r -> new Entry(r.getLong("seq"), r.getString("kind"), (JsonObject) r.getJson("data"), r.getLong("at_ms"))));
   }
 
   /**

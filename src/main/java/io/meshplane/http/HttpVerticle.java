@@ -37,6 +37,8 @@ public final class HttpVerticle extends VerticleBase {
   public static final int MAX_HEADERS = 16 * 1024;
 
   private final String host;
+  /** HTTP/2 streams one connection may hold at once (watch streams and requests). */
+  public static final int MAX_STREAMS_PER_CONNECTION = 1000;
   private final int port;
   private final Duration grace;
   private final Function<Vertx, Handler<HttpServerRequest>> routes;
@@ -61,7 +63,10 @@ public final class HttpVerticle extends VerticleBase {
         .setIdleTimeoutUnit(TimeUnit.SECONDS)
         .setMaxInitialLineLength(MAX_REQUEST_LINE)
         .setMaxHeaderSize(MAX_HEADERS)
-        .setDecompressionSupported(false);
+        .setDecompressionSupported(false)
+        // HTTP/2: up to this many streams per connection (an L7 load balancer multiplexes many agents'
+        // watch streams and heartbeats over few connections); Vert.x's default is 100
+        .setInitialSettings(new io.vertx.core.http.Http2Settings().setMaxConcurrentStreams(MAX_STREAMS_PER_CONNECTION));
     router = routes.apply(vertx);
     server = vertx.createHttpServer(options)
         .requestHandler(this::handle)

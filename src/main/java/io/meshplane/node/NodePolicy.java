@@ -18,6 +18,20 @@ public interface NodePolicy {
    */
   void answer(String nodeId, long knownPeers, long knownAcl, Buffer out);
 
+  /**
+   * The node's current versions {peers, acl} in this replica's model; null when the model does not
+   * hold it. O(1): the watch stream asks it of every stream after every change.
+   */
+  long[] versions(String nodeId);
+
+  /**
+   * The node's {@code "relay":…,"peers":{…},"acl":{…}} for a watch stream, as parts: the same content as
+   * {@link #answer}, but parts that nodes sharing the same grants and versions receive are encoded once
+   * per {@code shared} map (one dispatch pass) and added as the same bytes. Returns the versions the
+   * parts carry {peers, acl}, or null when the model does not hold the node.
+   */
+  long[] streamParts(String nodeId, long knownPeers, long knownAcl, java.util.Map<Object, Object> shared, List<Buffer> parts);
+
   /** The grants that apply to the node, as text ({@code grant 2: tag:web -> tag:db tcp/5432 (source)}). */
   List<String> aclMatches(String nodeId);
 

@@ -21,6 +21,13 @@ public interface NodeWork {
   void answer(String nodeId, Buffer out);
 
   /**
+   * The node's work as this replica's board holds it now: a value that is replaced (a new identity)
+   * whenever the node's services, ingress or commands change, null when it has none. O(1): the watch
+   * stream compares it after every change.
+   */
+  Object state(String nodeId);
+
+  /**
    * The agent's command results, checked against the same heartbeat's key, relay and ingress; an
    * operation completes in PostgreSQL in the background (the answer does not wait). Results naming an
    * operation that is not open for this node are ignored and counted.

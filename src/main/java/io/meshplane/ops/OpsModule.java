@@ -120,6 +120,11 @@ public final class OpsModule implements Module, NodeWork {
   }
 
   @Override
+  public Object state(String nodeId) {
+    return board.get(nodeId);
+  }
+
+  @Override
   public void reported(String nodeId, Caller node, RequestInfo request, Report report) {
     OpsBoard.Work w = board.get(nodeId);
     for (JsonObject r : report.results()) {

@@ -92,11 +92,11 @@ final class PeerAnswers {
     }
   }
 
-  private static void unchanged(Buffer out, long version) {
+  static void unchanged(Buffer out, long version) {
     out.appendString("{\"version\":").appendString(Long.toString(version)).appendString(",\"unchanged\":true}");
   }
 
-  private void peers(PeerDomain d, PeerMember self, long version, long known, Buffer out) {
+  void peers(PeerDomain d, PeerMember self, long version, long known, Buffer out) {
     PeerClass c = self.cls;
     out.appendString("{\"version\":").appendString(Long.toString(version));
     if (known > 0 && known >= self.peersJoin && known >= c.floor) {
@@ -137,7 +137,7 @@ final class PeerAnswers {
   }
 
   /** The node's peer entry, encoded once per change (the cache is a benign race: any thread computes the same string). */
-  private String entry(PeerMember p) {
+  String entry(PeerMember p) {
     String e = p.encoded;
     if (e == null) {
       e = new JsonObject().put("id", p.id).put("name", p.name).put("address", p.addressText + "/32").put("public_key", p.key)

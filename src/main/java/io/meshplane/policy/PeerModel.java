@@ -60,6 +60,7 @@ final class PeerModel {
   final LongAdder classBuilds = new LongAdder();
 
   private final PeerAnswers answers = new PeerAnswers(this);
+  private final StreamParts streamParts = new StreamParts(this, answers);
 
   /** Replaced whole by {@link #load} (a reload while heartbeats are answered must not show an empty mesh). */
   private volatile Map<String, PeerDomain> domains = new ConcurrentHashMap<>();
@@ -294,6 +295,14 @@ final class PeerModel {
    */
   long answer(String nodeId, long knownPeers, long knownAcl, Buffer out) {
     return answers.answer(byNode.get(nodeId), nodeId, knownPeers, knownAcl, out);
+  }
+
+  /**
+   * A node's part of a watch-stream answer, as parts that nodes of the same class share within one
+   * dispatch pass ({@link StreamParts}); returns its current versions, null when not in the model.
+   */
+  long[] streamParts(String nodeId, long knownPeers, long knownAcl, Map<Object, Object> shared, List<Buffer> parts) {
+    return streamParts.parts(byNode.get(nodeId), nodeId, knownPeers, knownAcl, shared, parts);
   }
 
   /** A node's peers and rules in full, for people ({@link PeerAnswers#view}); null when not here or outside {@code boundary}. */

@@ -162,6 +162,16 @@ public final class PolicyModule implements Module, NodePolicy {
   }
 
   @Override
+  public long[] versions(String nodeId) {
+    return model.versions(nodeId);
+  }
+
+  @Override
+  public long[] streamParts(String nodeId, long knownPeers, long knownAcl, java.util.Map<Object, Object> shared, List<Buffer> parts) {
+    return model.streamParts(nodeId, knownPeers, knownAcl, shared, parts);
+  }
+
+  @Override
   public List<String> aclMatches(String nodeId) {
     return model.matches(nodeId);
   }

@@ -28,6 +28,28 @@ public final class Http implements AutoCloseable {
     return await(body == null ? request.send() : request.sendBuffer(Buffer.buffer(body)));
   }
 
+  /** A status line and, unless 200, the body: for routes whose 200 is a stream that does not end (the watch). */
+  public record Head(int status, String body) {}
+
+  private io.vertx.core.http.HttpClient streams;
+
+  /**
+   * {@code GET path} with the bearer token, reading only the answer's status (and the body of a refusal):
+   * a 200 stream is reset as soon as its head arrives.
+   */
+  public synchronized Head head(int port, String path, String bearer) {
+    if (streams == null) streams = vertx.createHttpClient(new io.vertx.core.http.HttpClientOptions().setDefaultHost("127.0.0.1"));
+    io.vertx.core.http.RequestOptions o = new io.vertx.core.http.RequestOptions().setMethod(HttpMethod.GET).setPort(port).setURI(path);
+    if (bearer != null) o.putHeader("Authorization", "Bearer " + bearer);
+    return await(streams.request(o).compose(req -> req.send().compose(resp -> {
+      if (resp.statusCode() == 200) {
+        req.reset();
+        return io.vertx.core.Future.succeededFuture(new Head(200, ""));
+      }
+      return resp.body().map(b -> new Head(resp.statusCode(), b.toString()));
+    })));
+  }
+
   public HttpResponse<Buffer> get(int port, String path) {
     return send(request(HttpMethod.GET, port, path));
   }

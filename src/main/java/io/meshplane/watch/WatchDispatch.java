@@ -1,0 +1,233 @@
+package io.meshplane.watch;
+
+import io.meshplane.changes.ChangeLog;
+import io.meshplane.common.Times;
+import io.meshplane.node.NodePolicy;
+import io.meshplane.node.NodeWork;
+import io.meshplane.node.OwnerHint;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.internal.buffer.BufferInternal;
+import io.vertx.sqlclient.SqlClient;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the streams are sent, decided on one thread of its own (never an event loop): a follower of
+ * the change log (registered after the peer model and the operations board, so it sees an entry once
+ * they have applied it) that marks what changed, then a pass that compares each concerned stream with
+ * its node's current versions and work, builds the answers that are due (parts shared by the nodes of
+ * a class within the pass: {@link NodePolicy#streamParts}) and hands them to the streams' event loops
+ * in slices, so that heartbeats interleave with the writes. Also the 15 s pings and the 1 s sweep of
+ * expired tokens.
+ */
+final class WatchDispatch implements ChangeLog.Follower {
+  private static final Logger LOG = LoggerFactory.getLogger(WatchDispatch.class);
+  /** Writes per event-loop task: heartbeats of that loop wait for one slice at most. */
+  static final int SLICE = 256;
+
+  private record Out(WatchStream stream, Buffer line, long committedAt, boolean answer) {}
+
+  private final WatchHub hub;
+  private final NodePolicy policy;
+  private final NodeWork work;
+  private final OwnerHint hint;
+  private final WatchMetrics metrics;
+  private final WatchModule.Settings settings;
+  private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "meshplane-watch");
+    t.setDaemon(true);
+    return t;
+  });
+  private final ConcurrentLinkedQueue<WatchStream> due = new ConcurrentLinkedQueue<>();
+  private final AtomicBoolean scheduled = new AtomicBoolean();
+  private volatile boolean everything;
+  private volatile long seq;
+  private volatile long committedAt;
+
+  WatchDispatch(WatchHub hub, NodePolicy policy, NodeWork work, OwnerHint hint, WatchMetrics metrics, WatchModule.Settings settings) {
+    this.hub = hub;
+    this.policy = policy;
+    this.work = work;
+    this.hint = hint;
+    this.metrics = metrics;
+    this.settings = settings;
+  }
+
+  void start() {
+    long ping = settings.ping().toMillis();
+    thread.scheduleWithFixedDelay(guarded(this::pings), ping, Math.max(1000, ping / 5), TimeUnit.MILLISECONDS);
+    thread.scheduleWithFixedDelay(guarded(() -> hub.sweep(System.currentTimeMillis())), 1, 1, TimeUnit.SECONDS);
+  }
+
+  void stop() {
+    thread.shutdownNow();
+  }
+
+  private Runnable guarded(Runnable r) {
+    return () -> {
+      try {
+        r.run();
+      } catch (RuntimeException e) {
+        LOG.warn("watch dispatch: {}", e.toString(), e);
+      }
+    };
+  }
+
+  /** A stream opened: its first answer is due. */
+  void opened(WatchStream s) {
+    due.add(s);
+    kick();
+  }
+
+  // ---- the change log ----
+
+  @Override
+  public boolean apply(ChangeLog.Entry e) {
+    seq = e.seq();
+    if (e.atMillis() > 0) committedAt = e.atMillis();
+    switch (e.kind()) {
+      case "work" -> {
+        WatchStream[] of = hub.ofNode(e.data().getString("node"));
+        if (of == null) return false;
+        for (WatchStream s : of) due.add(s);
+      }
+      case "delete" -> {
+        hub.closeNode(e.data().getString("id"), "node_deleted");
+        everything = true;
+      }
+      case "enroll", "retag", "relay", "policy", "live", "online" -> everything = true;
+      default -> {
+        return false;
+      }
+    }
+    kick();
+    return false; // the peer model and the board use these entries; the watch only listens
+  }
+
+  @Override
+  public Future<Void> load(SqlClient snapshot, long seq) {
+    this.seq = seq;
+    this.committedAt = System.currentTimeMillis();
+    everything = true;
+    kick();
+    return Future.succeededFuture();
+  }
+
+  private void kick() {
+    if (scheduled.compareAndSet(false, true)) thread.execute(guarded(this::pass));
+  }
+
+  // ---- the pass ----
+
+  private void pass() {
+    scheduled.set(false);
+    long now = System.currentTimeMillis();
+    long at = committedAt == 0 ? now : committedAt;
+    Buffer head = Buffer.buffer(160).appendString("{\"type\":\"answer\",\"seq\":").appendString(Long.toString(seq))
+        .appendString(",\"committed_at\":\"").appendString(Times.formatMillis(at)).appendString("\",\"server_time\":\"")
+        .appendString(Times.formatMillis(now)).appendString("\",\"interval_s\":").appendString(Long.toString(settings.intervalSeconds()))
+        .appendString(",");
+    Map<Object, Object> shared = new HashMap<>();
+    Map<Context, List<Out>> out = new HashMap<>();
+    int checked = 0;
+    if (everything) {
+      everything = false;
+      for (WatchStream s : hub.all.values()) {
+        check(s, head, at, shared, out);
+        checked++;
+      }
+    }
+    for (WatchStream s; (s = due.poll()) != null; ) {
+      check(s, head, at, shared, out);
+      checked++;
+    }
+    metrics.passes.increment();
+    metrics.checked.increment(checked);
+    out.forEach((context, lines) -> deliver(context, lines, 0));
+  }
+
+  private void check(WatchStream s, Buffer head, long at, Map<Object, Object> shared, Map<Context, List<Out>> out) {
+    if (s.ended) return;
+    long[] v = policy.versions(s.nodeId);
+    Object w = work.state(s.nodeId);
+    boolean first = !s.started;
+    if (!first && w == s.work && (v == null || (v[0] <= s.peers && v[1] <= s.acl))) return;
+    List<ByteBuf> parts = new ArrayList<>(8);
+    parts.add(byteBuf(head));
+    Buffer coordinator = Buffer.buffer(64);
+    hint.append(s.nodeId, coordinator);
+    if (coordinator.length() > 0) parts.add(byteBuf(coordinator));
+    List<Buffer> policyParts = new ArrayList<>(4);
+    long[] sent = policy.streamParts(s.nodeId, s.peers, s.acl, shared, policyParts);
+    for (Buffer b : policyParts) parts.add(byteBuf(b));
+    Buffer tail = Buffer.buffer(96);
+    work.answer(s.nodeId, tail);
+    tail.appendString("\n");
+    parts.add(byteBuf(tail));
+    s.work = w;
+    s.started = true;
+    if (sent != null) {
+      s.peers = Math.max(s.peers, sent[0]);
+      s.acl = Math.max(s.acl, sent[1]);
+    }
+    Buffer line = BufferInternal.buffer(Unpooled.wrappedUnmodifiableBuffer(parts.toArray(new ByteBuf[0])));
+    out.computeIfAbsent(s.context, k -> new ArrayList<>()).add(new Out(s, line, first ? 0 : at, true));
+  }
+
+  private static ByteBuf byteBuf(Buffer b) {
+    return ((BufferInternal) b).getByteBuf();
+  }
+
+  /** Writes {@code lines} from {@code from} on their event loop, a slice per task. */
+  private void deliver(Context context, List<Out> lines, int from) {
+    context.runOnContext(v -> {
+      int end = Math.min(lines.size(), from + SLICE);
+      long now = System.currentTimeMillis();
+      for (int i = from; i < end; i++) {
+        Out o = lines.get(i);
+        if (o.stream().ended) continue;
+        if (!o.stream().write(o.line(), settings.maxBufferBytes())) {
+          hub.close(o.stream(), "slow_reader");
+          continue;
+        }
+        metrics.bytes.increment(o.line().length());
+        if (o.answer()) {
+          metrics.answers.increment();
+          if (o.committedAt() > 0) metrics.delay.record(Math.max(0, now - o.committedAt()), TimeUnit.MILLISECONDS);
+        } else {
+          metrics.pings.increment();
+        }
+      }
+      if (end < lines.size()) deliver(context, lines, end);
+    });
+  }
+
+  /** A ping on every stream that has carried nothing for the ping interval (its versions, so an idle agent can check itself). */
+  private void pings() {
+    long now = System.currentTimeMillis();
+    long quiet = settings.ping().toMillis();
+    String time = Times.formatMillis(now);
+    Map<Context, List<Out>> out = new HashMap<>();
+    for (WatchStream s : hub.all.values()) {
+      if (s.ended || !s.started || now - s.lastWriteMillis < quiet - 500) continue;
+      Buffer line = Buffer.buffer(128).appendString("{\"type\":\"ping\",\"seq\":").appendString(Long.toString(seq))
+          .appendString(",\"server_time\":\"").appendString(time).appendString("\",\"peers\":").appendString(Long.toString(Math.max(0, s.peers)))
+          .appendString(",\"acl\":").appendString(Long.toString(Math.max(0, s.acl))).appendString("}\n");
+      out.computeIfAbsent(s.context, k -> new ArrayList<>()).add(new Out(s, line, 0, false));
+    }
+    out.forEach((context, lines) -> deliver(context, lines, 0));
+  }
+}
