@@ -63,6 +63,11 @@ final class AgentMetrics {
     commands.computeIfAbsent(k + "\u0000" + status, x -> new LongAdder()).increment();
   }
 
+  /** Body bytes of the watch stream. */
+  void received(int bytes) {
+    receivedBytes.add(bytes);
+  }
+
   void failover() {
     failovers.increment();
   }

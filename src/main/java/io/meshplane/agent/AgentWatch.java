@@ -94,6 +94,11 @@ final class AgentWatch implements NodeWatch.Host {
   }
 
   @Override
+  public void streamBytes(NodeWatch w, int bytes) {
+    metrics.received(bytes);
+  }
+
+  @Override
   public void streamMessage(NodeWatch w, String type) {
     metrics.watchMessage(type);
   }

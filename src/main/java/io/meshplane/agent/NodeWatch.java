@@ -49,6 +49,9 @@ final class NodeWatch {
     /** No stream: a refusal ({@code r.status()} > 0) or no answer ({@code r.error()}: connect, closed, ...). */
     default void streamRefused(NodeWatch w, String url, Reply r, long waitMs) {}
 
+    /** Bytes of the stream's body arrived. */
+    default void streamBytes(NodeWatch w, int bytes) {}
+
     /** One line arrived ({@code answer}, {@code ping}, {@code close}, or another type). */
     default void streamMessage(NodeWatch w, String type) {}
 
@@ -258,6 +261,7 @@ final class NodeWatch {
     resp.handler(chunk -> {
       if (mine != attempt) return;
       lastHeardMs = System.currentTimeMillis();
+      host.streamBytes(this, chunk.length());
       if (!lines.feed(chunk, line -> line(mine, line))) {
         if (mine == attempt) end(url, "protocol");
       }

@@ -196,6 +196,11 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
   }
 
   @Override
+  public void streamBytes(NodeWatch w, int bytes) {
+    stats.bytesIn.add(bytes);
+  }
+
+  @Override
   public void streamMessage(NodeWatch w, String type) {
     stats.streams.message(type);
   }

@@ -147,6 +147,7 @@ class SimulatorTest {
       assertTrue(p.waitFor(60, TimeUnit.SECONDS), "ends by itself");
       String stdout = Files.readString(out);
       assertEquals(0, p.exitValue(), stdout + Files.readString(err));
+      System.out.println(stdout);
       assertTrue(stdout.contains("[sim] watch streams: HTTP/2 (prior knowledge), at most 8 streams per connection, from 127.0.0.2,127.0.0.3"), stdout);
       // change 2 turns the grant around: all 20 nodes' rules change, within a second or so (a heartbeat would take up to 10 s)
       Matcher reached = Pattern.compile("\\[sim] policy change 2 \\(version \\d+\\): (\\d+) nodes got new rules, the last ([\\d.]+) s after the PUT")
