@@ -34,6 +34,8 @@ final class ReplicaModules {
   NodeModule nodes;
   final PanelModule panel;
   final BulkModule bulk;
+  /** Owner affinity (the heartbeat feature's): heartbeat answers carry it, and the watch stream's answers are to. */
+  final io.meshplane.node.OwnerHint ownerHint;
   /**
    * In the order they start and mount routes; stopped in reverse. The change log loads its followers
    * (the peer model, the operations board) and starts first, then policy and operations, before the
@@ -60,6 +62,7 @@ final class ReplicaModules {
         observability.mesh(), cursors, config.operationsDeadline());
     heartbeat = new HeartbeatModule(vertx, hz, p, reads, changes, policy, ops, observability.mesh(), cursors, new HeartbeatModule.Settings(
         config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog(), config.pendingTtl()));
+    ownerHint = heartbeat.ownerHint();
     nodes = new NodeModule(p, reads, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), changes, policy, config.relays(), cursors,
         config.addressPool());
     // bulk actions go through the inventory's and the operations' single-node paths, with at most a quarter
