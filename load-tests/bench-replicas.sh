@@ -171,8 +171,14 @@ to_ms() { awk -v v="$1" 'BEGIN { if (v ~ /us$/) { sub("us", "", v); printf "%.2f
 log "JIT warm-up (10 s)"
 run_all warm 10s
 CLK_TCK="$(getconf CLK_TCK)"
+# the replicas' own background with no request at all (Hazelcast, timers, the write-behind's and the
+# staleness monitor's sweeps, GC): what every round pays whatever its rate
+log "idle (10 s)"
+t0="$(ticks)"; sleep 10; t1="$(ticks)"
+IDLE_MS="$(awk -v t="$((t1 - t0))" -v hz="$CLK_TCK" 'BEGIN {printf "%.0f", t / hz * 1000 / 10}')"
 printf '\n%s replica(s), %s nodes, %s connections in all, %s per round, %s cores, owner affinity %s\n' "$REPLICAS" "$NODES" "$CONNECTIONS" \
   "$DURATION" "$(nproc)" "$(case $AFFINITY in 0) echo off ;; 1) echo on ;; ab) echo 'off (odd rounds) / on (even rounds)' ;; esac)"
+printf 'idle, no requests: the replicas spend %s ms of CPU per second (all of them)\n' "$IDLE_MS"
 printf '| round | affinity | heartbeats/s | p50 ms (worst replica) | p99 ms (worst replica) | errors | replica CPU µs per heartbeat | machine busy |\n|---|---|---:|---:|---:|---:|---:|---:|\n'
 TOTAL_ROUNDS="$ROUNDS"; [[ $AFFINITY == ab ]] && TOTAL_ROUNDS=$((2 * ROUNDS))
 for ((r = 1; r <= TOTAL_ROUNDS; r++)); do
