@@ -9,7 +9,7 @@
       --tags N (default 0: no tags): node i is enrolled with the one tag "tag:t<i % N>".
 
   enroll.py beat BASE_URL NODES_FILE [--threads 8] [--timeout-s 600] [--versions-out FILE]
-                 [--max-passes 6] [--settle-s 3]
+                 [--max-passes 6] [--settle-s 3] [--owners-out FILE]
       The warm-up pass: one heartbeat per node of NODES_FILE (the first request with each agent
       token pays for its signature check, later ones hit the token cache). NODES_FILE lines are
       "<id> <token>" (the node holds nothing: known {peers: 0, acl: 0}, so the answer carries the
@@ -152,9 +152,9 @@ def beat(a):
         for line in f:
             parts = line.split()
             if len(parts) == 2:
-                nodes.append([parts[0], parts[1], 0, 0])
+                nodes.append([parts[0], parts[1], 0, 0, None])
             elif len(parts) == 4:
-                nodes.append([parts[0], parts[1], int(parts[2]), int(parts[3])])
+                nodes.append([parts[0], parts[1], int(parts[2]), int(parts[3]), None])
     lock = threading.Lock()
 
     def one_pass():
@@ -175,6 +175,7 @@ def beat(a):
             kind_a = "acl_unchanged" if acl.get("unchanged") is True else "acl_rules" if "rules" in acl else "other"
             # each node is handled by one thread per pass: its versions need no lock
             node[2], node[3] = int(peers["version"]), int(acl["version"])
+            node[4] = doc.get("coordinator")
             with lock:
                 st["heartbeats"] += 1
                 st["answer_bytes"] += len(raw)
@@ -209,6 +210,12 @@ def beat(a):
             for n in nodes:
                 f.write("%s %s %d %d\n" % (n[0], n[1], n[2], n[3]))
         os.replace(tmp, a.versions_out)
+    if a.owners_out:
+        tmp = a.owners_out + ".tmp"
+        with open(tmp, "w") as f:
+            for n in nodes:
+                f.write("%s %s\n" % (n[0], n[4] or "-"))
+        os.replace(tmp, a.owners_out)
     summary = {"heartbeats": ok, "errors": len(errors), "seconds": round(secs, 2),
                "per_second": round(ok / secs, 1) if secs > 0 else None,
                "answer_bytes": sum(p["answer_bytes"] for p in passes)}
@@ -238,6 +245,7 @@ def main():
     b.add_argument("--threads", type=int, default=8)
     b.add_argument("--timeout-s", type=float, default=600)
     b.add_argument("--versions-out", default=None, help="write <id> <token> <peers version> <acl version> per node")
+    b.add_argument("--owners-out", default=None, help="write <id> <coordinator hint or -> per node")
     b.add_argument("--max-passes", type=int, default=6, help="with --versions-out: at most this many passes")
     b.add_argument("--settle-s", type=float, default=3, help="with --versions-out: wait between passes")
     a = p.parse_args()

@@ -16,6 +16,10 @@
 #        SERVICE_XMX (4g) SIM_XMX (2g) CONCURRENCY (64) HTTP_PORT (18490) KEEP_DIR (copy the logs there)
 #        SERVICE_OPTS: more JVM options for the replica, split on spaces (e.g. "-Xlog:gc*:file=/tmp/gc.log:uptime
 #          -XX:StartFlightRecording=filename=/tmp/soak.jfr": files outside the run's own directory, which is removed)
+#        WATCH (0; 1: every agent also holds a watch stream, and every policy change alters every node's rules
+#          through one more grant, 10.20.0.0/16 -> * on a port that moves; the report adds the delays from commit
+#          to applied per kind of change, measured by the simulator, and the replica's mesh_watch_* figures)
+#        WATCH_HTTP2 (1: streams multiplexed over HTTP/2; 0: one HTTP/1.1 connection each) SOURCES (127.0.0.2..127.0.0.5)
 #        MESHPLANE_CP: run meshplane from this class path (`java -cp MESHPLANE_CP io.meshplane.Main`) instead
 #          of the jar (the CI test passes its own class path), JCMD (jcmd)
 # Needs PostgreSQL at 127.0.0.1:5432 (user postgres, trust), python3, curl, psql, jcmd. Loopback only;
@@ -88,7 +92,15 @@ mint() { "${MP[@]}" token create --name "$1" --team "$2" --environment "$3" --su
 ADMIN="$(mint soak '*' '*' admin)"
 ENROLL="$(mint fleet soak prod enrollment)"
 BASE="http://127.0.0.1:$PORT"
-policy() { python3 -c 'import json; print(json.dumps({"grants":[{"src":["tag:t%d"%(2*i)],"dst":["tag:t%d"%(2*i+1)],"ports":["tcp/%d"%(1000+i)]} for i in range(50)]}))'; }
+WATCH="${WATCH:-0}"
+policy() { python3 -c 'import json, sys; g = [{"src":["tag:t%d"%(2*i)],"dst":["tag:t%d"%(2*i+1)],"ports":["tcp/%d"%(1000+i)]} for i in range(50)]
+if sys.argv[1] == "1": g.append({"src":["10.20.0.0/16"],"dst":["*"],"ports":["tcp/3000"]})
+print(json.dumps({"grants": g}))' "$WATCH"; }
+WATCH_ARGS=()
+if [[ "$WATCH" == 1 ]]; then
+  WATCH_ARGS=(--watch --source-addresses "${SOURCES:-127.0.0.2,127.0.0.3,127.0.0.4,127.0.0.5}")
+  [[ "${WATCH_HTTP2:-1}" == 1 ]] || WATCH_ARGS+=(--no-watch-http2)
+fi
 code="$(curl -s -o "$WORK/put.json" -w '%{http_code}' -X PUT -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' \
   --data-binary "$(policy)" "$BASE/v1/acl?team=soak&environment=prod")"
 [[ "$code" == 200 ]] || { log "policy PUT: $code $(cat "$WORK/put.json")"; exit 2; }
@@ -96,15 +108,17 @@ code="$(curl -s -o "$WORK/put.json" -w '%{http_code}' -X PUT -H "Authorization: 
 log "simulating $NODES agents over $TAGS tags at $INTERVAL: enrollment (at most ${ENROLL_MAX_S}s), then $DURATION steady (policy change every $PERIOD, re-keys at ${REKEY_AT_S}s, relay moves at ${MOVE_AT_S}s into it)"
 java -Xmx"${SIM_XMX:-2g}" "${MP[@]:1}" simulate \
   --coordinator "$BASE" --enroll-token "$ENROLL" --nodes "$NODES" \
-  --interval "$INTERVAL" --duration "${SIM_DURATION_S}s" --tags "tag:t0" --spread-tags "$TAGS" --concurrency "${CONCURRENCY:-64}" >"$WORK/sim.out" 2>"$WORK/sim.err" &
+  --interval "$INTERVAL" --duration "${SIM_DURATION_S}s" --tags "tag:t0" --spread-tags "$TAGS" --concurrency "${CONCURRENCY:-64}" \
+  "${WATCH_ARGS[@]}" >"$WORK/sim.out" 2>"$WORK/sim.err" &
 SIM=$!
 T0="$(date +%s.%N)"
 # the driver: schedule, sampling and figures; it prints the report and exits non-zero on a missed target
 set +e
 python3 - "$BASE" "$ADMIN" "$DB" "$PID" "$SIM" "$T0" "$NODES" "$INTERVAL_S" "$DURATION_S" "$PERIOD_S" "$REKEY_AT_S" "$MOVE_AT_S" "$OPS_PCT" \
-  "$SAMPLE_S" "$JCMD" "$WORK" "$TAGS" "$ENROLL_MAX_S" <<'PY' &
+  "$SAMPLE_S" "$JCMD" "$WORK" "$TAGS" "$ENROLL_MAX_S" "$WATCH" <<'PY' &
 import json, os, random, re, signal, subprocess, sys, threading, time, urllib.request, urllib.error
-(base, admin, db, pid, sim, t0, nodes, interval, duration, period, rekey_at, move_at, ops_pct, sample, jcmd, work, tags, enroll_max) = sys.argv[1:19]
+(base, admin, db, pid, sim, t0, nodes, interval, duration, period, rekey_at, move_at, ops_pct, sample, jcmd, work, tags, enroll_max, watch) = sys.argv[1:20]
+watch = watch == "1"
 pid, sim, nodes = int(pid), int(sim), int(nodes)
 t0 = float(t0); interval, duration, period, rekey_at, move_at, sample, enroll_max = map(float, (interval, duration, period, rekey_at, move_at, sample, enroll_max))
 ops_pct = float(ops_pct)
@@ -204,14 +218,18 @@ if ops_pct > 0:
 events.sort()
 policy_times, op_ids, op_answers = [], [], {}
 change_windows = []  # (from, to) in seconds since t0: the sweep before the PUT until every agent acknowledged it
+put_windows = []  # (sent, answered) in seconds since t0: each policy PUT
 def reach(k):
     w0 = time.time() - t0
     before = sweep()
     # every grant changes its port and its direction: the rules of every node change
     pol = {"grants": [{"src": ["tag:t%d" % (2 * i + k % 2)], "dst": ["tag:t%d" % (2 * i + 1 - k % 2)], "ports": ["tcp/%d" % (1000 + i + 100 * k)]}
                       for i in range(50)]}
+    # with the streams: one more grant whose port moves, so that every node's rules change
+    if watch: pol["grants"].append({"src": ["10.20.0.0/16"], "dst": ["*"], "ports": ["tcp/%d" % (3001 + k)]})
     t = time.time(); st, body = req("PUT", "/v1/acl?team=soak&environment=prod", pol)
     if st != 200: fail.append("policy change %d: PUT answered %d" % (k, st)); return
+    put_windows.append((t - t0, time.time() - t0))
     version = json.loads(body).get("version")
     deadline = t + 3 * interval
     pending, applied, moved = set(before), False, 0
@@ -334,6 +352,25 @@ row("write-behind backlog max (every %.0f s)" % sample, "%.0f (%d samples)" % (b
 row("false stale events (target 0)", stale)
 row("operations asked / succeeded / not (target 0)", "%d / %d / %d %s" % (asked, succeeded, not_succeeded, op_answers))
 row("policy change -> every agent acknowledged", "; ".join(policy_times) or "none scheduled (PERIOD too long for DURATION)")
+if watch:
+    # the simulator's delays from a change's commit (committed_at) to the agent applying it, per kind, in the
+    # periods that saw a policy PUT and over the whole run; and what the replica spent on the streams
+    delay_re = r"delay acl p50 (\S+) ms p90 (\S+) ms p99 (\S+) ms max (\S+) ms \(n (\d+)\) peers p50 (\S+) ms p90 (\S+) ms p99 (\S+) ms max (\S+) ms \(n (\d+)\)"
+    try:
+        for l in open(os.path.join(work, "sim.out")).read().splitlines():
+            ms = re.match(r"\[sim\s+(\d+)s\]", l); md = re.search(delay_re, l)
+            if ms and md and any(lo - 10 < int(ms.group(1)) and int(ms.group(1)) - 10 < hi + 10 for lo, hi in put_windows):
+                row("stream delay in the period ending +%ss (acl; peers)" % ms.group(1), "acl p50 %s p90 %s p99 %s max %s ms (n %s); peers p50 %s p99 %s max %s ms (n %s)" % (
+                    md.group(1), md.group(2), md.group(3), md.group(4), md.group(5), md.group(6), md.group(8), md.group(9), md.group(10)))
+    except OSError: pass
+    md = re.search(delay_re, summary)
+    if md: row("stream delay, whole run (simulator)", "acl p50 %s p90 %s p99 %s max %s ms (n %s); peers p50 %s p90 %s p99 %s max %s ms (n %s)" % md.groups())
+    mo = re.search(r"streams open (\d+), connects (\d+) \(opened (\d+)\), refused (.*?), ended (.*?), messages (\d+)", summary)
+    if mo: row("streams (simulator, at the end)", "open %s, connects %s (opened %s), refused %s, ended %s, messages %s" % mo.groups())
+    w = {k: metric(m1, k) for k in ("mesh_watch_streams", "mesh_watch_bytes_total", "mesh_watch_passes_total", "mesh_watch_checked_total",
+                                    "mesh_watch_shared_parts_total", "mesh_watch_messages_total")}
+    row("replica mesh_watch_* at the end", ", ".join("%s %.0f" % (k[len("mesh_watch_"):], v) for k, v in w.items()))
+    row("policy PUT answered (s after sent)", ", ".join("%.2f" % (b - a) for a, b in put_windows))
 print("simulator summary:\n  " + summary)
 if fail:
     print("TARGETS MISSED:"); [print("  - " + f) for f in fail]; sys.exit(1)

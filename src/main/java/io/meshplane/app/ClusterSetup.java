@@ -19,6 +19,10 @@ final class ClusterSetup {
     hz.setProperty("hazelcast.logging.type", "slf4j");
 
     io.meshplane.heartbeat.LiveState.configure(hz);
+    // owner affinity: the other replicas name this one to agents at this URL (heartbeat.LiveOwners reads it)
+    if (!config.advertiseUrl().isEmpty()) {
+      hz.getMemberAttributeConfig().setAttribute(io.meshplane.heartbeat.LiveState.ADVERTISE_ATTRIBUTE, config.advertiseUrl());
+    }
 
     NetworkConfig network = hz.getNetworkConfig();
     network.setPort(config.clusterPort()).setPortAutoIncrement(false);

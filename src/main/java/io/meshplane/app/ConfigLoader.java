@@ -164,6 +164,23 @@ public final class ConfigLoader {
     return new io.meshplane.node.Relays(out);
   }
 
+  /** An http(s) base URL: a host name, IPv4 or [IPv6] address, an optional port, an optional path; no trailing '/', no query. */
+  private static final Pattern BASE_URL = Pattern.compile(
+      "^https?://([A-Za-z0-9.\\-]{1,253}|\\[[0-9A-Fa-f:.]{2,45}\\])(:[0-9]{1,5})?(/[A-Za-z0-9._~!$&'()*+,;=:@%/\\-]*)?$");
+
+  /** {@code cluster.advertise_url}: empty, or a base URL agents can reach this replica at (its value goes into answers as JSON). */
+  private static String advertiseUrl(Map<String, String> v) {
+    Setting s = Setting.CLUSTER_ADVERTISE_URL;
+    String raw = v.get(s.key).trim();
+    if (raw.isEmpty()) return "";
+    java.util.regex.Matcher m = BASE_URL.matcher(raw);
+    boolean ok = raw.length() <= 512 && m.matches() && !raw.endsWith("/") && (m.group(2) == null || Ports.parse(m.group(2).substring(1)) > 0);
+    if (!ok) {
+      throw bad(s, raw, "is not a base URL http(s)://host[:port][/path] (no trailing '/', no query), such as http://10.0.3.7:8080");
+    }
+    return raw;
+  }
+
   private static MeshConfig build(Map<String, String> v) {
     return new MeshConfig(
         host(v, Setting.HTTP_HOST),
@@ -194,6 +211,7 @@ public final class ConfigLoader {
         eventBusPort(v),
         members(v),
         optionalHost(v, Setting.CLUSTER_K8S_SERVICE),
+        advertiseUrl(v),
         path(v, Setting.AUTH_KEYS_DIR),
         nonBlank(v, Setting.AUTH_ISSUER),
         duration(v, Setting.TOKENS_MAX_LIFETIME, Duration.ofMinutes(1), Duration.ofDays(3650)),

@@ -23,6 +23,7 @@ public record MeshConfig(
     int clusterEventBusPort,
     List<String> clusterMembers,
     String clusterKubernetesService,
+    String advertiseUrl,
     Path keysDir,
     String issuer,
     Duration tokensMaxLifetime,

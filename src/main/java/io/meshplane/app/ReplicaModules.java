@@ -35,6 +35,8 @@ final class ReplicaModules {
   NodeModule nodes;
   final PanelModule panel;
   final BulkModule bulk;
+  /** Owner affinity (the heartbeat feature's): heartbeat answers carry it, and the watch stream's answers are to. */
+  final io.meshplane.node.OwnerHint ownerHint;
   /**
    * In the order they start and mount routes; stopped in reverse. The change log loads its followers
    * (the peer model, the operations board) and starts first, then policy and operations, before the
@@ -61,8 +63,9 @@ final class ReplicaModules {
         observability.mesh(), cursors, config.operationsDeadline());
     heartbeat = new HeartbeatModule(vertx, hz, p, reads, changes, policy, ops, observability.mesh(), cursors, new HeartbeatModule.Settings(
         config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog(), config.pendingTtl()));
+    ownerHint = heartbeat.ownerHint();
     // after the policy and operations features: its follower of the change log sees each entry after theirs
-    watch = new io.meshplane.watch.WatchModule(vertx, hz, changes, policy, ops, io.meshplane.node.OwnerHint.NONE,
+    watch = new io.meshplane.watch.WatchModule(vertx, hz, changes, policy, ops, ownerHint,
         observability.mesh().registry(), config.watch());
     auth.onDenied(watch::credentialDenied);
     nodes = new NodeModule(p, reads, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), changes, policy, config.relays(), cursors,

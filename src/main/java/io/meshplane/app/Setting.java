@@ -39,6 +39,7 @@ public enum Setting {
   CLUSTER_PORT("cluster.port", "MESH_CLUSTER_PORT", "5701", "Hazelcast member port"),
   CLUSTER_EVENTBUS_PORT("cluster.eventbus_port", "MESH_CLUSTER_EVENTBUS_PORT", "0", "Vert.x clustered event bus port (replica to replica: node-change events); 0 = a free port picked at start. Pin it where a firewall or NetworkPolicy sits between replicas"),
   CLUSTER_MEMBERS("cluster.members", "MESH_CLUSTER_MEMBERS", "127.0.0.1", "TCP-IP join list, comma-separated host[:port]"),
+  CLUSTER_ADVERTISE_URL("cluster.advertise_url", "MESH_ADVERTISE_URL", "", "the base URL agents use to reach this replica directly, http(s)://host[:port][/path] (owner affinity: heartbeat answers name the replica that owns a node's live entry); empty = this replica is never named"),
   CLUSTER_K8S_SERVICE("cluster.kubernetes_service", "MESH_CLUSTER_K8S_SERVICE", "", "headless service DNS name; set = Kubernetes DNS discovery instead of the member list"),
   AUTH_KEYS_DIR("auth.keys_dir", "MESH_KEYS_DIR", "data/keys", "signing keys folder; generated on first start when empty"),
   AUTH_ISSUER("auth.issuer", "MESH_AUTH_ISSUER", "meshplane", "JWT iss (and aud) of the tokens this mesh issues"),

@@ -10,6 +10,7 @@ import io.meshplane.changes.ChangeLog;
 import io.meshplane.node.NodeJournal;
 import io.meshplane.node.NodePolicy;
 import io.meshplane.node.NodeWork;
+import io.meshplane.node.OwnerHint;
 import io.meshplane.observe.MeshMetrics;
 import io.meshplane.observe.Readiness;
 import io.vertx.core.DeploymentOptions;
@@ -48,6 +49,7 @@ public final class HeartbeatModule implements Module, NodeJournal {
   private final Quarantine quarantine = new Quarantine();
   private final NodePolicy policy;
   private final NodeWork work;
+  private final LiveOwners owners;
   private volatile String writeBehindDeployment;
   private long unconfirmedTimer = -1;
   private volatile StalenessMonitor monitor;
@@ -71,6 +73,7 @@ public final class HeartbeatModule implements Module, NodeJournal {
     this.live = new LiveState(vertx, hz);
     this.repository = new LiveRepository(pool, reads);
     this.view = new LiveView(live);
+    this.owners = new LiveOwners(vertx, hz);
     metrics.quarantinedRowsFrom(quarantine::size);
   }
 
@@ -93,6 +96,7 @@ public final class HeartbeatModule implements Module, NodeJournal {
   @Override
   public Future<Void> start() {
     long[] start = live.clusterStart(System.currentTimeMillis());
+    owners.start();
     Staleness staleness = new Staleness(settings.staleAfter(), start[0]);
     view.staleness(staleness);
     DeploymentOptions worker = new DeploymentOptions().setThreadingModel(ThreadingModel.WORKER);
@@ -124,7 +128,7 @@ public final class HeartbeatModule implements Module, NodeJournal {
     if (api.forMachines()) {
       HeartbeatBatcher batcher = new HeartbeatBatcher(vertx.getOrCreateContext(), live.map(), HEARTBEAT_MAX_BATCH,
           metrics.heartbeatBatchSize, metrics.heartbeatStoreRetries);
-      HeartbeatRoutes.mount(api, new HeartbeatService(batcher, metrics, settings.interval().toSeconds(), policy, work));
+      HeartbeatRoutes.mount(api, new HeartbeatService(batcher, metrics, settings.interval().toSeconds(), owners, policy, work));
     }
     EventRoutes.mount(api, new EventService(repository), cursors);
   }
@@ -177,8 +181,22 @@ public final class HeartbeatModule implements Module, NodeJournal {
   @Override
   public Future<Void> stop() {
     vertx.cancelTimer(unconfirmedTimer);
+    owners.stop();
     String id = writeBehindDeployment;
     return id == null ? Future.succeededFuture() : vertx.undeploy(id);
+  }
+
+  /**
+   * Owner affinity: which replica owns a node's live entry, as it advertises itself
+   * ({@code cluster.advertise_url}); heartbeat answers carry it, and so may the watch stream's.
+   */
+  public OwnerHint ownerHint() {
+    return owners;
+  }
+
+  /** How many times the owner hints were rebuilt (tests wait on it instead of sleeping). */
+  public long ownerHintRefreshes() {
+    return owners.refreshes();
   }
 
   /** The inventory's view of the live state. */

@@ -8,6 +8,7 @@ import io.meshplane.common.Times;
 import io.meshplane.node.NodeKeys;
 import io.meshplane.node.NodePolicy;
 import io.meshplane.node.NodeWork;
+import io.meshplane.node.OwnerHint;
 import io.meshplane.observe.MeshMetrics;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
@@ -39,9 +40,11 @@ final class HeartbeatService {
   private final NodePolicy policy;
   private final NodeWork work;
   private final String interval;
+  private final OwnerHint owner;
 
-  HeartbeatService(HeartbeatBatcher batcher, MeshMetrics metrics, long intervalSeconds, NodePolicy policy, NodeWork work) {
+  HeartbeatService(HeartbeatBatcher batcher, MeshMetrics metrics, long intervalSeconds, OwnerHint owner, NodePolicy policy, NodeWork work) {
     this.batcher = batcher;
+    this.owner = owner;
     this.metrics = metrics;
     this.policy = policy;
     this.work = work;
@@ -86,6 +89,8 @@ final class HeartbeatService {
           // the policy feature writes relay, peers and acl: O(1) when the agent's versions are current
           Buffer out = Buffer.buffer(256).appendString("{\"server_time\":\"").appendString(Times.formatMillis(now))
               .appendString("\"").appendString(interval);
+          // owner affinity: "coordinator":"<url>", (its trailing comma keeps the next field valid) or nothing
+          owner.append(id, out);
           policy.answer(id, hb.knownPeers(), hb.knownAcl(), out);
           work.answer(id, out);
           return out;

@@ -33,6 +33,8 @@ public final class LiveState {
   static final int GET_ALL_MAX = 64;
   public static final String STALE_MAP = "meshplane.nodes.stale";
   public static final String CLUSTER_MAP = "meshplane.cluster";
+  /** The member attribute that holds a replica's {@code cluster.advertise_url} (owner affinity, {@link LiveOwners}). */
+  public static final String ADVERTISE_ATTRIBUTE = "meshplane.advertise_url";
 
   private final Vertx vertx;
   private final IMap<String, LiveNode> map;

@@ -156,6 +156,7 @@ final class WatchDispatch implements ChangeLog.Follower {
     }
     metrics.passes.increment();
     metrics.checked.increment(checked);
+    metrics.shared.increment(shared.size());
     out.forEach((context, lines) -> deliver(context, lines, 0));
   }
 

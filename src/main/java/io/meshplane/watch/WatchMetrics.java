@@ -22,6 +22,7 @@ final class WatchMetrics {
   final Counter bytes;
   final Counter passes;
   final Counter checked;
+  final Counter shared;
   final Timer delay;
   private final Map<String, Counter> closed = new HashMap<>();
   private final Map<String, Counter> refused = new HashMap<>();
@@ -35,6 +36,9 @@ final class WatchMetrics {
     passes = Counter.builder("mesh.watch.passes").description("Dispatch passes (after changes applied from the change log, or for new streams)")
         .register(r);
     checked = Counter.builder("mesh.watch.checked").description("Streams compared with their node's current versions by dispatch passes")
+        .register(r);
+    shared = Counter.builder("mesh.watch.shared.parts")
+        .description("Parts of answers encoded once per dispatch pass and written to every stream that needed them (per class of nodes)")
         .register(r);
     delay = Timer.builder("mesh.watch.delay")
         .description("From a change's commit (its change-log entry) to its answer written to a stream")

@@ -90,6 +90,11 @@ public final class WatchModule implements Module {
 
   @Override
   public Duration stopTimeout() {
-    return settings.drain().plusSeconds(5);
+    return stopTimeout(settings.drain());
+  }
+
+  /** How long the shutdown waits for the drain: the window and a margin for the last close lines. */
+  public static Duration stopTimeout(Duration drain) {
+    return drain.plusSeconds(5);
   }
 }

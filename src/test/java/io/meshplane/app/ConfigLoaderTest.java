@@ -94,6 +94,21 @@ class ConfigLoaderTest {
         "[{\"name\":\"fra1\",\"region\":\"eu\",\"url\":\"https://f.example:8443/x\"}]"), Map.of()).relays().all().get(0).url());
   }
 
+  /** The advertised URL goes into every heartbeat answer's JSON: a base URL or nothing, refused by name otherwise. */
+  @Test
+  void theAdvertisedUrlIsEmptyByDefaultABaseUrlOrRefusedByName() {
+    assertEquals("", ConfigLoader.load(null, false, Map.of(), Map.of()).advertiseUrl());
+    for (String url : List.of("http://10.0.3.7:8080", "https://mesh-1.meshplane.example/coord", "http://[fd00::7]:8080", "http://a-b.c")) {
+      assertEquals(url, ConfigLoader.load(null, false, Map.of("MESH_ADVERTISE_URL", url), Map.of()).advertiseUrl());
+    }
+    for (String url : List.of("10.0.3.7:8080", "ftp://x.example", "http://x.example/", "http://x.example:08080", "http://x.example:0",
+        "http://x.example:99999", "http://x.example/a\"b", "http://x.example/?q=1", "http://x .example", "http://[::1")) {
+      ConfigException e = assertThrows(ConfigException.class,
+          () -> ConfigLoader.load(null, false, Map.of("MESH_ADVERTISE_URL", url), Map.of()), url);
+      assertTrue(e.getMessage().startsWith("cluster.advertise_url (env MESH_ADVERTISE_URL)"), e.getMessage());
+    }
+  }
+
   @Test
   void theEventBusPortIsFreeByDefaultPinnableAndNeverTheHazelcastPort() {
     assertEquals(0, ConfigLoader.load(null, false, Map.of(), Map.of()).clusterEventBusPort());

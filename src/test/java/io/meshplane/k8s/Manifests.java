@@ -126,7 +126,12 @@ final class Manifests {
       Map<String, Object> e = map(o);
       String name = (String) e.get("name");
       if (e.containsKey("value")) {
-        env.put(name, String.valueOf(e.get("value")));
+        // $(NAME) is replaced by an earlier variable of the list, as the kubelet does (unknown: kept as written)
+        Matcher ref = Pattern.compile("\\$\\(([A-Za-z_][A-Za-z0-9_]*)\\)").matcher(String.valueOf(e.get("value")));
+        StringBuilder expanded = new StringBuilder();
+        while (ref.find()) ref.appendReplacement(expanded, Matcher.quoteReplacement(env.getOrDefault(ref.group(1), ref.group())));
+        ref.appendTail(expanded);
+        env.put(name, expanded.toString());
       } else if (get(e, "valueFrom.secretKeyRef") != null) {
         String secret = str(e, "valueFrom.secretKeyRef.name");
         String key = str(e, "valueFrom.secretKeyRef.key");

@@ -56,6 +56,8 @@ class ManifestsSettingsTest {
     assertEquals(ports.get("eventbus"), config.clusterEventBusPort(), "MESH_CLUSTER_EVENTBUS_PORT vs containerPort eventbus "
         + "(pinned: a random event bus port would need every port open between replicas)");
     assertFalse(config.embeddedPostgres(), "the replicas share an external PostgreSQL");
+    // owner affinity: each pod advertises itself at its own address and the API's container port
+    assertEquals("http://10.1.2.3:" + ports.get("http"), config.advertiseUrl(), "MESH_ADVERTISE_URL: the pod IP and containerPort http");
 
     // Kubernetes discovery through the headless Service, which must list pods before they are ready
     Doc headless = all("Service").stream().filter(s -> "None".equals(get(s.body(), "spec.clusterIP"))).findFirst()

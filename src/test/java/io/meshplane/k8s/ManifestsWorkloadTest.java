@@ -178,6 +178,45 @@ class ManifestsWorkloadTest {
     }
   }
 
+  /**
+   * The watch streams (API.md §11) live for hours with a ping every 15 s: the Ingress that carries
+   * their path keeps them open far beyond the ping and passes each line on unbuffered; every Ingress
+   * sends to a Service port that exists.
+   */
+  @Test
+  void theIngressKeepsWatchStreamsOpenAndUnbuffered() {
+    List<Doc> ingresses = all("Ingress");
+    assertFalse(ingresses.isEmpty(), "no Ingress in k8s/");
+    Map<String, Set<String>> servicePorts = new java.util.HashMap<>();
+    for (Doc s : all("Service")) {
+      Set<String> names = new TreeSet<>();
+      for (Object p : list(get(s.body(), "spec.ports"))) names.add(String.valueOf(map(p).get("name")));
+      servicePorts.put(s.name(), names);
+    }
+    boolean watch = false;
+    for (Doc ing : ingresses) {
+      for (Object rule : list(get(ing.body(), "spec.rules"))) {
+        for (Object p : list(get(map(rule), "http.paths"))) {
+          String service = str(map(p), "backend.service.name");
+          String port = str(map(p), "backend.service.port.name");
+          assertTrue(servicePorts.getOrDefault(service, Set.of()).contains(port), ing.name() + ": backend " + service + ":" + port + " is no Service port");
+          String path = str(map(p), "path");
+          if (!path.contains("watch")) continue;
+          watch = true;
+          assertTrue("/v1/nodes/nd_01m8441djndvw0fmy2g5b1pnqb/watch".matches(path), ing.name() + ": path " + path + " matches the watch route");
+          Map<String, Object> a = map(get(ing.body(), "metadata.annotations"));
+          assertEquals("true", a.get("nginx.ingress.kubernetes.io/use-regex"), ing.name() + ": the path is a regular expression");
+          for (String timeout : List.of("proxy-read-timeout", "proxy-send-timeout")) {
+            long seconds = Long.parseLong(String.valueOf(a.get("nginx.ingress.kubernetes.io/" + timeout)));
+            assertTrue(seconds >= 600, ing.name() + ": " + timeout + " " + seconds + " s cuts streams (a ping every 15 s, streams of hours)");
+          }
+          assertEquals("off", a.get("nginx.ingress.kubernetes.io/proxy-buffering"), ing.name() + ": buffering would hold the lines back");
+        }
+      }
+    }
+    assertTrue(watch, "no Ingress path for the watch streams (/v1/nodes/{id}/watch)");
+  }
+
   @Test
   void theGracePeriodCoversEveryShutdownStep() throws Exception {
     MeshConfig config = ConfigLoader.load(null, false, environment(), Map.of());
@@ -201,11 +240,15 @@ class ManifestsWorkloadTest {
     for (Class<?> c : moduleClasses()) {
       if (declares(c, "stop")) stopping.add(c.getName());
     }
+    // the watch stream's stop() ends its streams over watch.drain (a rolling restart moves agents gradually)
+    String draining = "io.meshplane.watch.WatchModule";
     Set<String> known = new TreeSet<>(waiting);
     known.addAll(immediate);
+    known.add(draining);
     assertEquals(known, stopping, "the modules with a stop() of their own: classify a new one in this test");
     Duration modules = Duration.ZERO;
     for (String name : waiting) modules = modules.plus(stopTimeout(Class.forName(name)));
+    modules = modules.plus(io.meshplane.watch.WatchModule.stopTimeout(config.watch().drain()));
 
     Duration running = preStop.plus(modules).plus(closing);
     Duration starting = preStop.plus(starter).plus(closing);

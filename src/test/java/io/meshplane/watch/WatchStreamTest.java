@@ -313,4 +313,38 @@ class WatchStreamTest {
       }
     }
   }
+
+  static String tokenId(String jwt) {
+    String payload = jwt.substring(jwt.indexOf('.') + 1, jwt.lastIndexOf('.'));
+    return new JsonObject(new String(java.util.Base64.getUrlDecoder().decode(payload), java.nio.charset.StandardCharsets.UTF_8)).getString("jti");
+  }
+
+  @Test
+  void aRevokedTokenEndsItsStreamsOnEveryReplicaAndARetiredOneWhenItsGraceEnds() {
+    Nodes.Enrolled n = enroll("w-rev", "wt9", "tag:web");
+    Nodes.Enrolled m = enroll("w-ret", "wt9", "tag:web");
+    cluster.awaitChangesApplied();
+    try (WatchClient onA = WatchClient.open(vertx, a.coordinatorPort(), n.id(), n.token(), "", false);
+         WatchClient onB = admitted(b, n, "", true);
+         WatchClient retired = WatchClient.open(vertx, a.coordinatorPort(), m.id(), m.token(), "", true)) {
+      onA.nextAnswer(10_000);
+      onB.nextAnswer(10_000);
+      retired.nextAnswer(10_000);
+      // a revocation as the token service writes it, from replica b: every replica's denylist listener hears it
+      long t0 = System.currentTimeMillis();
+      b.hazelcast().getReplicatedMap("meshplane.tokens.denied").put(tokenId(n.token()), "revoked:" + t0);
+      for (WatchClient w : List.of(onA, onB)) {
+        JsonObject close = w.nextAnswer(10_000);
+        assertEquals("token_revoked", close.getString("reason"), close.encode());
+      }
+      long took = System.currentTimeMillis() - t0;
+      assertTrue(took < 3000, "both streams ended " + took + " ms after the revocation (target: within 1 s)");
+      // a retirement (a rotation's grace): the stream lives on until the grace ends, then ends
+      long graceEnds = System.currentTimeMillis() + 1500;
+      a.hazelcast().getReplicatedMap("meshplane.tokens.denied").put(tokenId(m.token()), "retired:" + graceEnds);
+      JsonObject close = retired.nextAnswer(10_000);
+      assertEquals("token_revoked", close.getString("reason"), close.encode());
+      assertTrue(System.currentTimeMillis() >= graceEnds, "not before the grace ended");
+    }
+  }
 }
