@@ -233,7 +233,7 @@ public final class ConfigLoader {
     return new io.meshplane.watch.WatchModule.Settings(io.meshplane.watch.WatchModule.Settings.MAX_PER_NODE,
         intIn(v, Setting.WATCH_MAX_BUFFER, 4096, 64 * 1024 * 1024),
         intIn(v, Setting.WATCH_ADMIT_PER_SECOND, 1, 1_000_000),
-        duration(v, Setting.WATCH_PING, Duration.ofSeconds(1), Duration.ofMinutes(10)),
+        duration(v, Setting.WATCH_PING, Duration.ofSeconds(1), Duration.ofSeconds(30)),
         duration(v, Setting.WATCH_DRAIN, Duration.ZERO, Duration.ofMinutes(10)),
         Math.max(1, duration(v, Setting.HEARTBEAT_INTERVAL, Duration.ofSeconds(1), Duration.ofHours(1)).toSeconds()));
   }
