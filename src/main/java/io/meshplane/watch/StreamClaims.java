@@ -44,7 +44,11 @@ final class StreamClaims {
 
   /** Gives the place back (the stream ended); fire and forget: a claim left behind by a dead replica is dropped later anyway. */
   void release(String nodeId, String claim) {
-    map.submitToKey(nodeId, new Release(claim));
+    try {
+      map.submitToKey(nodeId, new Release(claim));
+    } catch (RuntimeException e) {
+      // the member is shutting down: the claim goes with it (the others drop a departed member's claims)
+    }
   }
 
   static List<String> parse(String value) {
