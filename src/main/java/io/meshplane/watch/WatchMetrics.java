@@ -26,9 +26,12 @@ final class WatchMetrics {
   final Timer delay;
   private final Map<String, Counter> closed = new HashMap<>();
   private final Map<String, Counter> refused = new HashMap<>();
+  /** Held here: a gauge keeps only a weak reference to what it reads (a lambda nobody else holds reads NaN once collected). */
+  private final IntSupplier open;
 
   WatchMetrics(MeterRegistry r, IntSupplier open) {
-    Gauge.builder("mesh.watch.streams", open, IntSupplier::getAsInt)
+    this.open = open;
+    Gauge.builder("mesh.watch.streams", this, m -> m.open.getAsInt())
         .description("Watch streams open on this replica").register(r);
     answers = Counter.builder("mesh.watch.messages").tag("type", "answer").description("Lines written to watch streams, by type").register(r);
     pings = Counter.builder("mesh.watch.messages").tag("type", "ping").description("Lines written to watch streams, by type").register(r);
