@@ -113,6 +113,11 @@ class HostileInputTest {
    * explains the error code (only a value that does not decode at all is the query check's 400). {@link #theCallbackRedirectsEveryHostileQueryToTheLoginPage} drives them.
    */
   static final Set<String> REDIRECTS = Set.of("GET /api/v1/session/oidc/callback");
+  /**
+   * Routes whose 200 is a stream that does not end: their query (peers, acl) is attacked in
+   * watch.WatchStreamTest (every bad value a 400 naming it), not by the query driver here.
+   */
+  static final Set<String> STREAMS = Set.of("GET /v1/nodes/{id}/watch");
 
   /**
    * Every parameter of the IdP's callback with a bad value, and an unknown one: a redirect to the login page
@@ -200,7 +205,7 @@ class HostileInputTest {
             missing.add(operation + ": no hostile id for {" + p.get("name") + "}");
           }
         }
-        if (query.isEmpty() || REDIRECTS.contains(operation)) continue;
+        if (query.isEmpty() || REDIRECTS.contains(operation) || STREAMS.contains(operation)) continue;
         QueryRoute route = QUERY_ROUTES.stream().filter(r -> r.method() == method && r.template().equals(path.getKey())).findFirst()
             .orElse(null);
         if (route == null) {

@@ -242,6 +242,7 @@ final class HostileReplica {
     idRoute(HttpMethod.GET, "/v1/nodes/{id}/peers", "id", "/v1/nodes/{hostile}/peers", bearer, notFound);
     idRoute(HttpMethod.PUT, "/v1/nodes/{id}/tags", "id", "/v1/nodes/{hostile}/tags", bearer, notFound);
     idRoute(HttpMethod.POST, "/v1/nodes/{id}/heartbeat", "id", "/v1/nodes/{hostile}/heartbeat", agent, Set.of(400, 403, 404));
+    idRoute(HttpMethod.GET, "/v1/nodes/{id}/watch", "id", "/v1/nodes/{hostile}/watch", agent, Set.of(400, 403, 404));
     idRoute(HttpMethod.PUT, "/v1/nodes/{id}/services", "id", "/v1/nodes/{hostile}/services", bearer, notFound);
     idRoute(HttpMethod.POST, "/v1/nodes/{id}/ingress", "id", "/v1/nodes/{hostile}/ingress", bearer, notFound);
     idRoute(HttpMethod.POST, "/v1/nodes/{id}/ingress/{name}/drain", "id", "/v1/nodes/{hostile}/ingress/web/drain", bearer, notFound);
