@@ -37,6 +37,8 @@ final class WatchDispatch implements ChangeLog.Follower {
   private static final Logger LOG = LoggerFactory.getLogger(WatchDispatch.class);
   /** Writes per event-loop task: heartbeats of that loop wait for one slice at most. */
   static final int SLICE = 256;
+  /** The longest a slice of writes holds its event loop. */
+  static final long SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
   /**
    * The least time between two passes over every stream: a pass compares each stream of the replica
    * (about 20-30 ms of this thread at 100,000 streams), so under a steady churn of changes (an
@@ -179,7 +181,7 @@ final class WatchDispatch implements ChangeLog.Follower {
     metrics.passes.increment();
     metrics.checked.increment(checked);
     metrics.shared.increment(shared.size());
-    out.forEach((context, lines) -> deliver(context, lines, 0));
+    out.forEach((context, lines) -> deliver(context, lines));
     if (everything && !full && scheduled.compareAndSet(false, true)) {
       // too soon after the last pass over every stream: once the gap has passed
       thread.schedule(guarded(this::pass), Math.max(1, lastFull + FULL_PASS_GAP_MS - now), TimeUnit.MILLISECONDS);
@@ -218,27 +220,21 @@ final class WatchDispatch implements ChangeLog.Follower {
     return ((BufferInternal) b).getByteBuf();
   }
 
-  /** Writes {@code lines} from {@code from} on their event loop, a slice per task. */
-  private void deliver(Context context, List<Out> lines, int from) {
-    context.runOnContext(v -> {
-      int end = Math.min(lines.size(), from + SLICE);
-      long now = System.currentTimeMillis();
-      for (int i = from; i < end; i++) {
-        Out o = lines.get(i);
-        if (o.stream().ended) continue;
-        if (!o.stream().write(o.line(), settings.maxBufferBytes())) {
-          hub.close(o.stream(), "slow_reader");
-          continue;
-        }
-        metrics.bytes.increment(o.line().length());
-        if (o.answer()) {
-          metrics.answers.increment();
-          if (o.committedAt() > 0) metrics.delay.record(Math.max(0, now - o.committedAt()), TimeUnit.MILLISECONDS);
-        } else {
-          metrics.pings.increment();
-        }
+  /** Writes {@code lines} on their event loop in slices ({@link LoopSlices}): heartbeats of that loop wait for one slice at most. */
+  private void deliver(Context context, List<Out> lines) {
+    LoopSlices.run(context, lines, SLICE, SLICE_NANOS, o -> {
+      if (o.stream().ended) return;
+      if (!o.stream().write(o.line(), settings.maxBufferBytes())) {
+        hub.close(o.stream(), "slow_reader");
+        return;
       }
-      if (end < lines.size()) deliver(context, lines, end);
+      metrics.bytes.increment(o.line().length());
+      if (o.answer()) {
+        metrics.answers.increment();
+        if (o.committedAt() > 0) metrics.delay.record(Math.max(0, System.currentTimeMillis() - o.committedAt()), TimeUnit.MILLISECONDS);
+      } else {
+        metrics.pings.increment();
+      }
     });
   }
 
@@ -255,6 +251,6 @@ final class WatchDispatch implements ChangeLog.Follower {
           .appendString(",\"acl\":").appendString(Long.toString(Math.max(0, s.acl))).appendString("}\n");
       out.computeIfAbsent(s.context, k -> new ArrayList<>()).add(new Out(s, line, 0, false));
     }
-    out.forEach((context, lines) -> deliver(context, lines, 0));
+    out.forEach((context, lines) -> deliver(context, lines));
   }
 }
