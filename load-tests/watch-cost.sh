@@ -9,6 +9,8 @@
 # Usage: MODE=h1|h2 NODES=15000 bash load-tests/watch-cost.sh [JAR]
 # Env:   NODES (15000) MODE (h1) IDLE (60s) SOURCES (127.0.0.2,…,127.0.0.5) SERVICE_XMX (3g) SIM_XMX (3g) HTTP_PORT (18590)
 #        MESHPLANE_CP (run from this class path instead of the jar)
+#        SERVICE_OPTS: more JVM options for the replica, split on spaces (e.g. "-XX:StartFlightRecording=filename=/tmp/w.jfr")
+#        HISTO: a file prefix: the replica's class histograms with and without the streams go to HISTO.with / HISTO.without
 # Needs PostgreSQL at 127.0.0.1:5432 (user postgres, trust), curl, psql, jcmd; an open-file limit of at least
 # NODES + 2,000 in each process for MODE=h1 (this machine: 20,000 hard, so at most ~18,000 streams).
 set -euo pipefail
@@ -41,7 +43,8 @@ psql -h 127.0.0.1 -U postgres -qc "CREATE DATABASE $DB" >/dev/null
 export MESH_PG_URL="postgresql://postgres@127.0.0.1:5432/$DB" MESH_HTTP_HOST=0.0.0.0 MESH_HTTP_PORT="$PORT" MESH_PANEL_PORT="$PANEL" \
   MESH_CLUSTER_PORT="$CPORT" MESH_CLUSTER_MEMBERS="127.0.0.1:$CPORT" MESH_CLUSTER_HOST=127.0.0.1 MESH_CLUSTER_NAME="wcost-$$" \
   MESH_KEYS_DIR="$WORK/keys" MESH_HEARTBEAT_INTERVAL=5m MESH_STALE_AFTER=15m MESH_WATCH_ADMIT_PER_SECOND=2000
-java -Xms256m -Xmx"${SERVICE_XMX:-3g}" --add-opens java.base/java.lang=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED \
+read -r -a SERVICE_OPTS <<<"${SERVICE_OPTS:-}"
+java -Xms256m -Xmx"${SERVICE_XMX:-3g}" "${SERVICE_OPTS[@]}" --add-opens java.base/java.lang=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED \
   "${MP[@]:1}" run >"$WORK/service.log" 2>&1 &
 PID=$!
 for _ in $(seq 1 180); do curl -sf "localhost:$PORT/readyz" >/dev/null && break; kill -0 "$PID" 2>/dev/null || break; sleep 0.5; done
@@ -67,12 +70,12 @@ while :; do
 done
 log "every stream open; letting the enrollment's work settle"
 sleep 30
-H1="$(heap)"; F1="$(fds)"; C0="$(cpu)"; sleep "$IDLE_S"; C1="$(cpu)"
+H1="$(heap)"; F1="$(fds)"; [[ -z "${HISTO:-}" ]] || "${JCMD:-jcmd}" "$PID" GC.class_histogram >"$HISTO.with"; C0="$(cpu)"; sleep "$IDLE_S"; C1="$(cpu)"
 log "stopping the simulator: every stream closes"
 kill "$SIM"; wait "$SIM" 2>/dev/null || true; SIM=""
 for _ in $(seq 1 120); do open="$(metric mesh_watch_streams)"; [[ "${open%.*}" == 0 ]] && break; sleep 1; done
 sleep 10
-H0="$(heap)"; F0="$(fds)"; C2="$(cpu)"; sleep "$IDLE_S"; C3="$(cpu)"
+H0="$(heap)"; F0="$(fds)"; [[ -z "${HISTO:-}" ]] || "${JCMD:-jcmd}" "$PID" GC.class_histogram >"$HISTO.without"; C2="$(cpu)"; sleep "$IDLE_S"; C3="$(cpu)"
 awk -v n="$NODES" -v mode="$MODE" -v h1="$H1" -v h0="$H0" -v f1="$F1" -v f0="$F0" -v c0="$C0" -v c1="$C1" -v c2="$C2" -v c3="$C3" -v idle="$IDLE_S" 'BEGIN {
   printf "watch cost: %d idle streams over %s, one replica\n", n, (mode == "h2" ? "HTTP/2 (1,000 per connection)" : "HTTP/1.1 (one TCP connection each)")
   printf "  heap after full GC: %.1f MiB with the streams, %.1f MiB without: %.2f KB per stream\n", h1 / 1024, h0 / 1024, (h1 - h0) * 1.024 / n
