@@ -219,7 +219,7 @@ final class NodeWatch {
     host.streamConnecting(this, url);
     transport.open(slot, target, session.watchPath(), session.authorization()).onComplete(ar -> {
       if (mine != attempt) {
-        if (ar.succeeded()) ar.result().reset();
+        if (ar.succeeded()) ar.result().exceptionHandler(ignored -> {}).reset(); // no ERROR logged for a reset of ours
         return;
       }
       if (ar.failed()) {
@@ -227,6 +227,9 @@ final class NodeWatch {
         return;
       }
       request = ar.result();
+      // failures reach send()'s future and the response's handlers; without a handler here, Vert.x logs an ERROR for every
+      // stream reset, our own included (an owner hint's move: hundreds at once after a fleet enrolls)
+      request.exceptionHandler(ignored -> {});
       request.send().onComplete(rr -> {
         if (mine != attempt) return;
         if (rr.failed()) {
@@ -266,11 +269,19 @@ final class NodeWatch {
         if (mine == attempt) end(url, "protocol");
       }
     });
+    // the stream is over when these run: it is not reset (on HTTP/2, a reset written while the connection fails makes
+    // Netty fail the connection again, which calls the next stream's handler from inside this one: with hundreds of
+    // streams on the connection of a replica that died, a StackOverflowError cut the chain, and the streams whose
+    // handlers never ran stayed OPEN to nobody until an owner hint or the 45 s silence check moved them)
     resp.exceptionHandler(e -> {
-      if (mine == attempt) end(url, closeReason != null ? closeReason : "ended");
+      if (mine != attempt) return;
+      request = null;
+      end(url, closeReason != null ? closeReason : "ended");
     });
     resp.endHandler(v -> {
-      if (mine == attempt) end(url, closeReason != null ? closeReason : "ended");
+      if (mine != attempt) return;
+      request = null;
+      end(url, closeReason != null ? closeReason : "ended");
     });
   }
 

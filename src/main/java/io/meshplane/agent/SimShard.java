@@ -8,10 +8,11 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * The simulated nodes of one event loop ({@code meshplane simulate}): node {@code n} belongs to shard
- * {@code n % shards}. Each node enrolls, beats on a plain timer and, with {@code --watch}, holds a watch
- * stream ({@link NodeWatch}) from its first accepted heartbeat on. A command that arrives on a stream
- * makes the node beat at once (its result goes in that heartbeat). No thread per node, no object per
- * node besides its session and its stream.
+ * {@code n % shards}. Each node starts on coordinator URL {@code n % URLs}, enrolls, beats on a plain
+ * timer and, with {@code --watch}, holds a watch stream ({@link NodeWatch}) from its first accepted
+ * heartbeat on. A command that arrives on a stream makes the node beat at once (its result goes in that
+ * heartbeat). No thread per node, no object per node besides its session and its stream. With {@code
+ * --final-check}, each node's check heartbeat ({@link #finalCheck}).
  */
 final class SimShard extends VerticleBase implements AgentSession.Events, NodeWatch.Host {
   private final Simulator sim;
@@ -33,6 +34,8 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
   private final long[] timers;
   private final boolean[] inFlight;
   private final boolean[] again;
+  /** Per slot, with --watch: when the node's open stream was lost (ms), 0 while it is open or was never lost. */
+  private final long[] lostAtMs;
   private final StringBuilder body = new StringBuilder(512);
   private final NodeKey.Source keys = NodeKey.randomPublic(ThreadLocalRandom.current().nextLong());
   private final Backoff backoff = Backoff.standard();
@@ -57,6 +60,7 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
     java.util.Arrays.fill(timers, -1); // Vert.x timer ids start at 0
     this.inFlight = new boolean[count];
     this.again = new boolean[count];
+    this.lostAtMs = transport == null ? null : new long[count];
     this.enrollAuthorization = "Bearer " + settings.enrollToken();
   }
 
@@ -78,6 +82,8 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
     if (sim.stopping() || nextToEnroll >= sessions.length) return;
     int slot = nextToEnroll++;
     sessions[slot] = new AgentSession(sim.nodeName(node(slot)), keys.generate(), keys, true, this, System.currentTimeMillis());
+    // the fleet starts spread over every --coordinator (node n on URL n mod count); failover and owner hints move it from there
+    sessions[slot].pacing().useCoordinator(node(slot) % coordinators.size());
     enroll(slot);
   }
 
@@ -115,7 +121,7 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
   }
 
   private void schedule(int slot, long waitMs) {
-    if (sim.stopping()) return;
+    if (sim.stopping() || sim.checking()) return;
     timers[slot] = vertx.setTimer(Math.max(1, waitMs), id -> {
       timers[slot] = -1;
       beat(slot);
@@ -123,7 +129,7 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
   }
 
   private void beat(int slot) {
-    if (sim.stopping()) return;
+    if (sim.stopping() || sim.checking()) return;
     AgentSession s = sessions[slot];
     Buffer req = s.heartbeatBody(body, System.currentTimeMillis());
     long t0 = System.nanoTime();
@@ -136,8 +142,10 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
       if (r.outcome() == Reply.Outcome.OK) {
         try {
           long aclBefore = s.aclVersion();
+          long peersBefore = s.peersVersion();
           stats.peersReceived.add(s.apply(r.body()));
           if (aclBefore >= 0 && s.aclVersion() != aclBefore) sim.rulesChanged(rulesCounted, slot);
+          if (s.aclVersion() != aclBefore || s.peersVersion() != peersBefore) sim.versionsMoved();
         } catch (RuntimeException e) {
           stats.error("unapplicable_answer");
         }
@@ -171,6 +179,62 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
     });
   }
 
+  // ---- --final-check (on this shard's event loop) ----
+
+  /**
+   * Sends every enrolled node's check heartbeat ({@link FinalCheck}), at most {@code enrollSlots} in
+   * flight; the future completes when every node has its verdict. Regular heartbeats have stopped
+   * ({@link Simulator#checking()}).
+   */
+  Future<Void> finalCheck(FinalCheck check) {
+    io.vertx.core.Promise<Void> done = io.vertx.core.Promise.promise();
+    context.runOnContext(v -> {
+      int[] next = {0};
+      int[] running = {0};
+      Runnable[] pump = new Runnable[1];
+      pump[0] = () -> {
+        while (running[0] < enrollSlots && next[0] < sessions.length) {
+          int slot = next[0]++;
+          AgentSession s = sessions[slot];
+          if (s == null || !s.isEnrolled()) continue;
+          if (watches != null) {
+            NodeWatch w = watches[slot];
+            boolean open = w != null && w.state() == NodeWatch.State.OPEN;
+            check.stream(s.nodeId(), open, w == null || lostAtMs[slot] == 0 ? -1 : System.currentTimeMillis() - lostAtMs[slot]);
+          }
+          running[0]++;
+          checkOne(slot, check, 1, () -> {
+            running[0]--;
+            pump[0].run();
+          });
+        }
+        if (running[0] == 0 && next[0] >= sessions.length) done.tryComplete();
+      };
+      pump[0].run();
+    });
+    return done.future();
+  }
+
+  private void checkOne(int slot, FinalCheck check, int attempt, Runnable then) {
+    AgentSession s = sessions[slot];
+    long peers = s.peersVersion();
+    long acl = s.aclVersion();
+    Buffer req = s.heartbeatBody(body, System.currentTimeMillis());
+    coordinators.post(s.coordinator(), s.heartbeatPath(), s.authorization(), req).onComplete(ar -> {
+      Reply r = ar.result();
+      if (r.outcome() == Reply.Outcome.OK) {
+        check.answered(s.nodeId(), r.body(), peers, acl);
+        then.run();
+      } else if (attempt < FinalCheck.ATTEMPTS && r.outcome() != Reply.Outcome.REJECTED) {
+        long wait = s.afterFailure(r, backoff, coordinators.size(), intervalMs);
+        vertx.setTimer(Math.max(1, Math.min(wait, 1000)), id -> checkOne(slot, check, attempt + 1, then));
+      } else {
+        check.unanswered(s.nodeId(), r);
+        then.run();
+      }
+    });
+  }
+
   @Override
   public void executed(CommandLedger.Result result) {
     stats.command(result);
@@ -187,6 +251,10 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
   public void streamOpened(NodeWatch w, String url) {
     stats.streams.opened.increment();
     stats.streams.open.increment();
+    if (lostAtMs[w.slot] > 0) {
+      stats.streams.reopened(System.currentTimeMillis() - lostAtMs[w.slot]);
+      lostAtMs[w.slot] = 0;
+    }
   }
 
   @Override
@@ -210,6 +278,7 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
     AgentSession s = w.session();
     stats.peersReceived.add(peersReceived);
     if (aclBefore >= 0 && s.aclVersion() != aclBefore) sim.rulesChanged(rulesCounted, w.slot);
+    if (NodeWatch.KIND_ACL.equals(kind) || NodeWatch.KIND_PEERS.equals(kind)) sim.versionsMoved();
     s.takeDirty();
     stats.streams.applied(kind, delayMs);
   }
@@ -218,6 +287,8 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
   public void streamEnded(NodeWatch w, String url, String reason, long openForMs, long waitMs) {
     stats.streams.open.decrement();
     stats.streams.ended(reason);
+    // the loss counts from the first ending: attempts refused meanwhile do not restart it
+    if (lostAtMs[w.slot] == 0) lostAtMs[w.slot] = System.currentTimeMillis();
   }
 
   @Override

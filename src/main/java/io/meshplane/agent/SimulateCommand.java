@@ -88,6 +88,12 @@ public final class SimulateCommand implements Callable<Integer> {
           + "one address has about 28,000 ephemeral ports")
   List<String> sourceAddresses = new ArrayList<>();
 
+  @Option(names = "--final-check", description = "after --duration: stop --policy-churn, let the fleet settle (until no node's versions "
+      + "moved for 5 s, at most 60 s), stop the regular heartbeats, and have every enrolled node send one heartbeat with the versions it holds; "
+      + "a node whose answer has a newer peers or acl version had missed a change. Prints a line with the nodes checked, behind (per kind, "
+      + "with examples), unanswered and, with --watch, not streaming; exit 4 when any is behind or unanswered")
+  boolean finalCheck;
+
   @Option(names = "--allow-remote", description = "allow coordinators that are not on this machine (by default every address must be loopback)")
   boolean allowRemote;
 
@@ -155,7 +161,7 @@ public final class SimulateCommand implements Callable<Integer> {
     }
     Simulator.Watch w = new Simulator.Watch(watch, watchHttp2, streamsPerConnection, sourceAddresses);
     return new Simulator(new Simulator.Settings(targets, enrollToken, nodes, every, length, namePrefix, tags, spreadTags, concurrency, churn,
-        policyToken, w), System.out).run();
+        policyToken, w, finalCheck), System.out).run();
   }
 
   /** Ephemeral ports of one source address (Linux's default range 32768-60999). */

@@ -46,9 +46,11 @@ final class Simulator {
   /**
    * @param policyChurn with {@code policyToken}: every this long, the team's policy is replaced (PUT
    *     /v1/acl) so that the rules of the nodes in its grants change; {@link Duration#ZERO}: no churn
+   * @param finalCheck after {@code duration}: settle, then check every node's versions ({@link FinalCheck})
    */
   public record Settings(List<Coordinators.Target> coordinators, String enrollToken, int nodes, Duration interval, Duration duration,
-      String namePrefix, List<String> tags, int spreadTags, int concurrency, Duration policyChurn, String policyToken, Watch watch) {
+      String namePrefix, List<String> tags, int spreadTags, int concurrency, Duration policyChurn, String policyToken, Watch watch,
+      boolean finalCheck) {
     public Settings {
       coordinators = List.copyOf(coordinators);
       tags = List.copyOf(tags);
@@ -82,6 +84,12 @@ final class Simulator {
   private final CountDownLatch aborted = new CountDownLatch(1);
   private volatile String abortReason;
   private volatile boolean stopping;
+  /** --final-check: the churn has stopped (settling), then the regular heartbeats have too (checking). */
+  private volatile boolean settling;
+  private volatile boolean checking;
+  /** When a node's peers or acl version last moved (System.nanoTime), for the settle period of --final-check. */
+  private final AtomicLong versionsMovedNanos = new AtomicLong(System.nanoTime());
+  private final List<SimShard> shards = new ArrayList<>();
   /** The moment every node had enrolled: where the steady window starts (null until then). */
   private SimStats.Snapshot allEnrolled;
   private volatile boolean signalled;
@@ -117,6 +125,16 @@ final class Simulator {
 
   boolean stopping() {
     return stopping;
+  }
+
+  /** --final-check is under way: no regular heartbeat goes out any more. */
+  boolean checking() {
+    return checking;
+  }
+
+  /** A node's peers or acl version moved (a heartbeat or stream answer applied). */
+  void versionsMoved() {
+    versionsMovedNanos.set(System.nanoTime());
   }
 
   /** A node enrolled: the team and environment of the first one (for --policy-churn), and the moment all had. */
@@ -162,7 +180,8 @@ final class Simulator {
   /**
    * Runs the simulation to its end (blocking).
    *
-   * @return the exit code: 0 done, 1 no node could enroll, 3 the enrollment token was refused
+   * @return the exit code: 0 done, 1 no node could enroll, 3 the enrollment token was refused, 4 {@code --final-check} found
+   *     nodes behind, unanswered or unchecked
    */
   public int run() {
     int loops = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), 4));
@@ -204,8 +223,9 @@ final class Simulator {
     int enrollSlots = Math.max(1, settings.concurrency() / loops);
     try {
       for (int k = 0; k < loops; k++) {
-        Blocking.await(vertx.deployVerticle(new SimShard(this, k, loops, coordinators, transport, intervalMs, enrollSlots), new DeploymentOptions()),
-            Duration.ofSeconds(10), "starting simulator shard " + k);
+        SimShard shard = new SimShard(this, k, loops, coordinators, transport, intervalMs, enrollSlots);
+        shards.add(shard);
+        Blocking.await(vertx.deployVerticle(shard, new DeploymentOptions()), Duration.ofSeconds(10), "starting simulator shard " + k);
       }
       SimStats.Snapshot[] previous = {start};
       vertx.setPeriodic(PERIOD_MS, id -> {
@@ -222,6 +242,7 @@ final class Simulator {
       }
       long remaining = deadline - System.nanoTime();
       if (remaining > 0) aborted.await(remaining, TimeUnit.NANOSECONDS);
+      if (settings.finalCheck() && aborted.getCount() > 0) finalCheckReport = finalCheck();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (Exception e) {
@@ -238,6 +259,7 @@ final class Simulator {
       steadyFrom = allEnrolled;
       if (churnIndex.get() > 0) out.println(churnReport());
     }
+    if (finalCheckReport != null) out.println(finalCheckReport);
     out.println(stats.total(start, steadyFrom, end, settings.nodes()));
     out.flush();
     try {
@@ -259,7 +281,61 @@ final class Simulator {
       System.err.println("simulate: no node could enroll (see the errors above)");
       return 1;
     }
+    if (finalCheckFailed) {
+      System.err.println("simulate: the final check found nodes behind the coordinators, unanswered or unchecked (see its line)");
+      return 4;
+    }
     return 0;
+  }
+
+  private volatile boolean finalCheckFailed;
+  private String finalCheckReport;
+
+  /**
+   * {@code --final-check} ({@link FinalCheck}): stops the policy churn, waits until no node's versions moved
+   * for {@link FinalCheck#QUIET_MS} (at most {@link FinalCheck#SETTLE_MAX_MS}), stops the regular heartbeats,
+   * and has every enrolled node send one heartbeat with the versions it holds. Bounded: the check itself
+   * gets at most 60 s plus 10 ms per node. Ends early on a signal.
+   *
+   * @return its summary line
+   */
+  private String finalCheck() throws InterruptedException {
+    settling = true;
+    long t0 = System.nanoTime();
+    versionsMoved(); // a churn PUT may be on its way: its change counts from now
+    boolean quiet = false;
+    while (aborted.getCount() > 0) {
+      long now = System.nanoTime();
+      if (now - versionsMovedNanos.get() >= FinalCheck.QUIET_MS * 1_000_000) {
+        quiet = true;
+        break;
+      }
+      if (now - t0 >= FinalCheck.SETTLE_MAX_MS * 1_000_000) break;
+      aborted.await(200, TimeUnit.MILLISECONDS);
+    }
+    long settleMs = (System.nanoTime() - t0) / 1_000_000;
+    checking = true;
+    synchronized (out) {
+      out.printf(Locale.ROOT, "[sim] final check: settled for %.1f s (%s), every enrolled node sends one heartbeat with the versions it holds%n",
+          settleMs / 1e3, quiet ? "quiet" : "versions still moving");
+      out.flush();
+    }
+    FinalCheck check = new FinalCheck();
+    long t1 = System.nanoTime();
+    List<Future<Void>> all = new ArrayList<>();
+    for (SimShard shard : shards) all.add(shard.finalCheck(check));
+    CountDownLatch done = new CountDownLatch(1);
+    Future.join(all).onComplete(ar -> done.countDown());
+    long bound = 60_000 + 10L * settings.nodes();
+    long waited = 0;
+    while (done.getCount() > 0 && aborted.getCount() > 0 && waited < bound) {
+      done.await(200, TimeUnit.MILLISECONDS);
+      waited = (System.nanoTime() - t1) / 1_000_000;
+    }
+    long enrolled = stats.enrolled.sum();
+    finalCheckFailed = !check.passed(enrolled);
+    String line = check.summary(enrolled, settleMs, quiet, (System.nanoTime() - t1) / 1_000_000, settings.watch().on());
+    return done.getCount() > 0 ? line + "; the check did not finish (" + (aborted.getCount() == 0 ? "stopped" : "after " + bound / 1000 + " s") + ")" : line;
   }
 
   /**
@@ -270,7 +346,7 @@ final class Simulator {
    */
   private void churn(Coordinators coordinators) {
     synchronized (out) {
-      if (stopping || allEnrolled == null || team == null) return;
+      if (stopping || settling || allEnrolled == null || team == null) return;
       if (churnIndex.get() > 0) out.println(churnReport());
     }
     int k = churnIndex.get() + 1;
@@ -295,7 +371,7 @@ final class Simulator {
     churnStartNanos = System.nanoTime();
     churnIndex.set(k);
     String path = "/acl?team=" + team + "&environment=" + environment;
-    coordinators.send(HttpMethod.PUT, 0, path, "Bearer " + settings.policyToken(), new JsonObject().put("grants", list).toBuffer())
+    putPolicy(coordinators, path, new JsonObject().put("grants", list).toBuffer(), 1)
         .onComplete(ar -> {
           Reply r = ar.result();
           long ms = (System.nanoTime() - churnStartNanos) / 1_000_000;
@@ -311,6 +387,18 @@ final class Simulator {
             out.flush();
           }
         });
+  }
+
+  /** The coordinator the policy changes go to: the first URL, the next one after a failure there (a replica down). */
+  private volatile int churnTarget;
+
+  private Future<Reply> putPolicy(Coordinators coordinators, String path, io.vertx.core.buffer.Buffer body, int attempt) {
+    int index = churnTarget;
+    return coordinators.send(HttpMethod.PUT, index, path, "Bearer " + settings.policyToken(), body).compose(r -> {
+      if (!r.coordinatorsFault() || coordinators.size() < 2) return Future.succeededFuture(r);
+      churnTarget = (index + 1) % coordinators.size();
+      return attempt < coordinators.size() ? putPolicy(coordinators, path, body, attempt + 1) : Future.succeededFuture(r);
+    });
   }
 
   /** A node's rules changed in a heartbeat answer: counted once per node for the change under way. */
