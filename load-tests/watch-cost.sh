@@ -5,9 +5,10 @@
 # addresses. Once every stream is open and the fleet is quiet it records the replica's heap after a full
 # GC, its open files and its CPU over IDLE seconds; then it stops the simulator (every stream closes) and
 # records the same without the streams. Prints the heap per stream, the CPU of the open streams (pings
-# every 15 s) in % of one core, and the files per stream.
+# every 15 s) in % of one core, and the files per stream. The agents' heartbeats (every 5 minutes) stop with
+# the simulator: the streams' CPU includes them (15,000 agents: 50 heartbeats/s, about 0.3 % of one core).
 # Usage: MODE=h1|h2 NODES=15000 bash load-tests/watch-cost.sh [JAR]
-# Env:   NODES (15000) MODE (h1) IDLE (60s) SOURCES (127.0.0.2,…,127.0.0.5) SERVICE_XMX (3g) SIM_XMX (3g) HTTP_PORT (18590)
+# Env:   NODES (15000) MODE (h1) IDLE (120s) SETTLE (90s: after the last stream opened, for the JIT and the enrollment's work) SOURCES (127.0.0.2,…,127.0.0.5) SERVICE_XMX (3g) SIM_XMX (3g) HTTP_PORT (18590)
 #        MESHPLANE_CP (run from this class path instead of the jar)
 #        SERVICE_OPTS: more JVM options for the replica, split on spaces (e.g. "-XX:StartFlightRecording=filename=/tmp/w.jfr")
 #        HISTO: a file prefix: the replica's class histograms with and without the streams go to HISTO.with / HISTO.without
@@ -19,7 +20,7 @@ JAR="${1:-$SCRIPT_DIR/../target/meshplane.jar}"
 source "$SCRIPT_DIR/bench-lib.sh"
 NODES="${NODES:-15000}"
 MODE="${MODE:-h1}"
-IDLE_S="$(to_seconds "${IDLE:-60s}")"
+IDLE_S="$(to_seconds "${IDLE:-120s}")"
 if [[ -n "${MESHPLANE_CP:-}" ]]; then MP=(java -cp "$MESHPLANE_CP" io.meshplane.Main); else
   [[ -f "$JAR" ]] || { echo "no jar at $JAR: run mvn -B -q package -DskipTests first" >&2; exit 2; }
   MP=(java -jar "$JAR"); fi
@@ -69,7 +70,7 @@ while :; do
   sleep 5
 done
 log "every stream open; letting the enrollment's work settle"
-sleep 30
+sleep "$(to_seconds "${SETTLE:-90s}")"
 H1="$(heap)"; F1="$(fds)"; [[ -z "${HISTO:-}" ]] || "${JCMD:-jcmd}" "$PID" GC.class_histogram >"$HISTO.with"; C0="$(cpu)"; sleep "$IDLE_S"; C1="$(cpu)"
 log "stopping the simulator: every stream closes"
 kill "$SIM"; wait "$SIM" 2>/dev/null || true; SIM=""
