@@ -39,6 +39,9 @@ final class WatchDispatch implements ChangeLog.Follower {
   static final int SLICE = 256;
   /** The longest a slice of writes holds its event loop. */
   static final long SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+  /** How often the streams are looked over for pings. */
+  static final long PING_PASS_MS = 1000;
+  static final int MIN_PINGS_PER_PASS = 1000;
   /**
    * The least time between two passes over every stream: a pass compares each stream of the replica
    * (about 20-30 ms of this thread at 100,000 streams), so under a steady churn of changes (an
@@ -80,7 +83,7 @@ final class WatchDispatch implements ChangeLog.Follower {
 
   void start() {
     long ping = settings.ping().toMillis();
-    thread.scheduleWithFixedDelay(guarded(this::pings), ping, Math.max(1000, ping / 5), TimeUnit.MILLISECONDS);
+    thread.scheduleWithFixedDelay(guarded(this::pings), ping, PING_PASS_MS, TimeUnit.MILLISECONDS);
     thread.scheduleWithFixedDelay(guarded(() -> hub.sweep(System.currentTimeMillis())), 1, 1, TimeUnit.SECONDS);
   }
 
@@ -238,14 +241,27 @@ final class WatchDispatch implements ChangeLog.Follower {
     });
   }
 
+  /**
+   * The most pings one pass writes: twice the steady rate (every stream once per ping interval), at
+   * least {@link #MIN_PINGS_PER_PASS}. Streams that one change reached all at once (a whole-fleet policy
+   * change) fall silent together; without a cap their 100,000 pings went out in one pass 15 s later
+   * and held heartbeats for a second (the 100,000-agent soak); with it they go out over the next
+   * seconds, the ones left over first in the next pass.
+   */
+  static int pingsPerPass(int streams, long pingMillis) {
+    return (int) Math.max(MIN_PINGS_PER_PASS, Math.min(Integer.MAX_VALUE, 2L * streams * PING_PASS_MS / Math.max(1, pingMillis)));
+  }
+
   /** A ping on every stream that has carried nothing for the ping interval (its versions, so an idle agent can check itself). */
   private void pings() {
     long now = System.currentTimeMillis();
     long quiet = settings.ping().toMillis();
     String time = Times.formatMillis(now);
     Map<Context, List<Out>> out = new HashMap<>();
+    int budget = pingsPerPass(hub.size(), quiet);
     for (WatchStream s : hub.all.values()) {
       if (s.ended || !s.started || now - s.lastWriteMillis < quiet - 500) continue;
+      if (budget-- == 0) break;
       Buffer line = Buffer.buffer(128).appendString("{\"type\":\"ping\",\"seq\":").appendString(Long.toString(seq))
           .appendString(",\"server_time\":\"").appendString(time).appendString("\",\"peers\":").appendString(Long.toString(Math.max(0, s.peers)))
           .appendString(",\"acl\":").appendString(Long.toString(Math.max(0, s.acl))).appendString("}\n");
