@@ -32,6 +32,17 @@ final class NodeWatch {
   static final long SILENCE_MS = 45_000;
   /** An owner hint moves the stream at most once per this long (two replicas that disagree cannot make it flap). */
   static final long HINT_MOVE_MS = 30_000;
+  /**
+   * After a loss (a stream that ended or could not be opened), the stream re-opened somewhere stays there for a
+   * random 60-120 s before an owner hint may move it: when a replica dies its agents re-open on the survivors, the
+   * partitions migrate and the hints change, and moving every one of those streams again at once would be a second
+   * storm. Heartbeats follow the hint at once (a request each, no stream to re-open).
+   */
+  static final long SETTLE_MIN_MS = 60_000;
+  static final long SETTLE_SPREAD_MS = 60_000;
+  /** A coordinator that refuses connections: the next one is tried after 0.1-1 s, not after the back-off. */
+  static final long FAILOVER_MIN_MS = 100;
+  static final long FAILOVER_SPREAD_MS = 900;
   static final String KIND_ACL = "acl";
   static final String KIND_PEERS = "peers";
   static final String KIND_COMMANDS = "commands";
@@ -110,6 +121,14 @@ final class NodeWatch {
   private String closeReason;
   private long closeRetryAfterMs;
   private long lastHintMoveMs;
+  /** A stream ended or an attempt failed since the last open: the next open settles before a hint moves it. */
+  private boolean afterLoss;
+  /** No owner hint moves the open stream before this time (0: at once). */
+  private long settleUntilMs;
+  /** The coordinator whose stream was cut without a close line: the next attempt goes to another one (-1: none). */
+  private int avoid = -1;
+  /** Connections refused in a row, each at the next coordinator (at most one round at the short wait). */
+  private int refusedInARow;
   private boolean closed;
 
   NodeWatch(Vertx vertx, WatchTransport transport, Coordinators coordinators, AgentSession session, Host host, int slot) {
@@ -179,7 +198,8 @@ final class NodeWatch {
     }
     offset = 0;
     long now = System.currentTimeMillis();
-    if ((state == State.OPEN || state == State.CONNECTING) && target != index && now - lastHintMoveMs >= HINT_MOVE_MS) {
+    boolean settled = state == State.OPEN ? now >= settleUntilMs : state == State.CONNECTING && !afterLoss;
+    if (settled && target != index && now - lastHintMoveMs >= HINT_MOVE_MS) {
       lastHintMoveMs = now;
       String url0 = url();
       boolean wasOpen = state == State.OPEN;
@@ -209,6 +229,8 @@ final class NodeWatch {
     if (closed) return;
     int n = coordinators.size();
     target = Math.floorMod(session.coordinator() + offset, n);
+    if (target == avoid && n > 1) target = Math.floorMod(target + 1, n);
+    avoid = -1;
     int mine = ++attempt;
     state = State.CONNECTING;
     lastHeardMs = System.currentTimeMillis();
@@ -260,6 +282,9 @@ final class NodeWatch {
     lastHeardMs = now;
     first = true;
     offset = 0;
+    refusedInARow = 0;
+    settleUntilMs = afterLoss ? now + SETTLE_MIN_MS + (long) (SETTLE_SPREAD_MS * RANDOM.getAsDouble()) : 0;
+    afterLoss = false;
     host.streamOpened(this, url);
     resp.handler(chunk -> {
       if (mine != attempt) return;
@@ -293,9 +318,16 @@ final class NodeWatch {
       stop(r.describe());
       return;
     }
-    if (r.coordinatorsFault() && coordinators.size() > 1) offset++;
+    afterLoss = true;
+    boolean elsewhere = r.coordinatorsFault() && coordinators.size() > 1;
+    if (elsewhere) offset++;
     boolean noRoute = s == 404 || "not_a_stream".equals(r.error()) || (s >= 400 && s < 500 && s != 409 && s != 429);
     long wait = backoff.next(0, r.retryAfterMs(), noRoute);
+    // a refused connection (a replica that died, its port closed): the next coordinator at once, one round of them
+    refusedInARow = "connect".equals(r.error()) ? refusedInARow + 1 : 0;
+    if (elsewhere && refusedInARow > 0 && refusedInARow < coordinators.size()) {
+      wait = Math.min(wait, FAILOVER_MIN_MS + (long) (FAILOVER_SPREAD_MS * RANDOM.getAsDouble()));
+    }
     host.streamRefused(this, url, r, wait);
     schedule(wait);
   }
@@ -374,6 +406,10 @@ final class NodeWatch {
   }
 
   private void retry(String url, String reason, long openForMs, long retryAfterMs, boolean noRoute) {
+    afterLoss = true;
+    // a stream cut without a close line (the replica died, or the network between): the next attempt starts at the next
+    // coordinator; a replica that is only restarting or draining sends a close line and is asked again first
+    if ("ended".equals(reason) || "silent".equals(reason)) avoid = target;
     long wait = backoff.next(openForMs, retryAfterMs, noRoute);
     host.streamEnded(this, url, reason, openForMs, wait);
     schedule(wait);

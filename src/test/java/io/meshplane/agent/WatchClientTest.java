@@ -1,6 +1,7 @@
 package io.meshplane.agent;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.common.Ids;
@@ -228,6 +229,32 @@ class WatchClientTest {
     Await.until("more heartbeats at the second", 10_000, () -> two.heartbeats().size() >= 4);
     assertTrue(one.heartbeats().size() <= before + 1, "none at the first any more (one may have been on its way)");
     assertEquals(two.url(), http.get(a.listenPort(), "/info").bodyAsJsonObject().getString("coordinator"));
+  }
+
+  @Test
+  void aStreamCutByADyingReplicaReopensAtTheNextCoordinatorAndStaysThereWhileHintsSettle() throws Exception {
+    Stand one = stand();
+    Stand two = stand();
+    Stand three = stand();
+    for (Stand s : List.of(one, two, three)) s.heartbeatAnswer = answer(1, 0, 0);
+    NodeAgent a = agent("failover", one.url(), two.url(), three.url());
+    Await.until("a stream at the first", 10_000, () -> one.stream.get() != null);
+    // the first replica dies: its connections are cut, its port refuses
+    one.close();
+    Await.until("the stream at the second", 15_000, () -> two.stream.get() != null);
+    String metrics = http.get(a.listenPort(), "/metrics").bodyAsString();
+    assertTrue(metrics.contains("mesh_agent_watch_connects_total{outcome=\"error\"} 0"),
+        "the first attempt after the cut went to the next coordinator, not to the dead one: " + metrics);
+    assertTrue(metrics.contains("mesh_agent_watch_connects_total{outcome=\"opened\"} 2"), metrics);
+
+    // the partitions moved: the survivor names the third as the owner. Heartbeats go there at once; the stream that
+    // has just re-opened stays where it is for 60-120 s (no second wave of re-opens after a replica's death)
+    HttpServerResponse held = two.stream.get();
+    two.write(answer(1, 0, 0).put("type", "answer").put("coordinator", three.url()).encode() + "\n");
+    Await.until("heartbeats at the third", 10_000, () -> three.heartbeats().size() >= 3);
+    assertEquals(0, three.watches(), "the stream did not move yet");
+    assertSame(held, two.stream.get());
+    assertEquals("open", http.get(a.listenPort(), "/info").bodyAsJsonObject().getJsonObject("watch").getString("state"));
   }
 
   @Test
