@@ -6,8 +6,8 @@
 # tags) before, during and after the kill. Once every agent streams (the sum of the replicas' mesh_watch_streams
 # is NODES) and KILL_AFTER has passed, replica VICTIM gets SIGKILL. It records:
 #   - the time from the kill until the sum of the survivors' mesh_watch_streams is NODES again (target: RECOVERY_TARGET),
-#   - the survivors' stream admissions after the kill (mesh_watch_streams growth + mesh_watch_closed_total, sampled
-#     every SAMPLE) against watch.admit_per_second (ADMIT; the token bucket's burst is ADMIT too), and their
+#   - the survivors' stream admissions after the kill (mesh_watch_opened_total, sampled every SAMPLE) against
+#     watch.admit_per_second (ADMIT; the token bucket's burst is ADMIT too), and their
 #     refusals (mesh_watch_refused_total by reason),
 #   - the simulator's re-opens after a loss (p50/p99/max from loss to re-open) and its --final-check: after the run,
 #     every agent sends one heartbeat with the versions it holds (stream + heartbeat answers) and an answer that is
@@ -128,22 +128,25 @@ def alive(p):
     try: os.kill(p, 0); return True
     except OSError: return False
 def metrics(i):
-    """(streams, closed total, {refusal reason: count}) of replica i, or None when it does not answer"""
+    """(streams, closed total, {refusal reason: count}, opened total, scrape start, scrape end) of replica i, or None when
+    it does not answer (a scrape under load can take seconds: its start and end bound when the counters were read)"""
+    start = time.time()
     try:
-        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % ports[i], timeout=5) as r: text = r.read().decode()
+        with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % ports[i], timeout=15) as r: text = r.read().decode()
     except Exception: return None
-    streams, closed, refused = 0.0, 0.0, {}
+    streams, closed, refused, opened = 0.0, 0.0, {}, 0.0
     for line in text.splitlines():
         if line.startswith("#") or not line: continue
         k, _, v = line.rpartition(" ")
         try: v = float(v)
         except ValueError: continue
         if k == "mesh_watch_streams": streams = v
+        elif k == "mesh_watch_opened_total": opened = v
         elif k.startswith("mesh_watch_closed_total{"): closed += v
         elif k.startswith("mesh_watch_refused_total{"):
             m = re.search(r'reason="([^"]+)"', k)
             if m: refused[m.group(1)] = refused.get(m.group(1), 0) + v
-    return streams, closed, refused
+    return streams, closed, refused, opened, start, time.time()
 fail = []
 seen = {}  # policy change k -> (seconds since t0 when its line was first seen, refused)
 def scan():
@@ -205,22 +208,24 @@ while time.time() < t_kill + after - 5:
     if recovered is not None and now > recovered + 10: break
     scan(); time.sleep(sample)
 lowest = min((sum(v[0] for v in s.values()) for _, s in samples), default=0)
-# the admissions of each survivor after the kill: opened = growth of the open streams + the streams that ended meanwhile
+# the admissions of each survivor after the kill, from its mesh_watch_opened_total: between two scrapes a and b the counter
+# moved by what was admitted between a's start and b's end at most, so the window counted is that long (a slow scrape
+# widens the window, never makes an excess that was not there)
 adm = {}
 for i in survivors:
-    pts = [(t, s[i][0] + s[i][1]) for t, s in samples]
-    base = before[i][0] + before[i][1]
-    opened = pts[-1][1] - base if pts else 0
+    pts = [(s[i][4] - t_kill, s[i][5] - t_kill, s[i][3]) for t, s in samples]  # (scrape start, scrape end, opened)
+    base = before[i][3]
+    opened = pts[-1][2] - base if pts else 0
     # the most admitted in any window between two samples, beyond admit per second times its length: the token bucket
     # allows a burst of ADMIT on top (it is full before the kill)
     excess, peak = 0.0, 0.0
     for a in range(len(pts)):
         for b in range(a + 1, len(pts)):
-            dt = pts[b][0] - pts[a][0]
-            excess = max(excess, pts[b][1] - pts[a][1] - admit * dt)
-            if 0.9 <= dt < 1.6: peak = max(peak, (pts[b][1] - pts[a][1]) / dt)
-    first = pts[0][1] - base if pts else 0  # admitted between the kill and the first sample (its length: pts[0][0])
-    excess = max(excess, first - admit * (pts[0][0] if pts else 0))
+            dt = pts[b][1] - pts[a][0]
+            excess = max(excess, pts[b][2] - pts[a][2] - admit * dt)
+            if 0.9 <= dt < 1.6: peak = max(peak, (pts[b][2] - pts[a][2]) / dt)
+    first = pts[0][2] - base if pts else 0  # admitted between the kill and the end of the first scrape
+    excess = max(excess, first - admit * (pts[0][1] if pts else 0))
     refused = {k: int(v - before[i][2].get(k, 0)) for k, v in samples[-1][1][i][2].items() if v > before[i][2].get(k, 0)} if samples else {}
     adm[i] = (int(opened), peak, excess, refused)
     if excess > admit * 1.05 + 10:

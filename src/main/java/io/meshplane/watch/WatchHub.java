@@ -87,6 +87,7 @@ final class WatchHub {
           WatchStream s = new WatchStream(id, nodeId, caller.credential(), caller.expiresAtMillis(), claim, context, request,
               knownPeers, knownAcl);
           register(s);
+          metrics.opened.increment();
           response.closeHandler(v -> gone(s));
           response.exceptionHandler(t -> gone(s));
           opened.accept(s);

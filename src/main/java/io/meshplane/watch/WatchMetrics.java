@@ -17,6 +17,7 @@ final class WatchMetrics {
   /** Why a stream was refused before it opened. */
   static final List<String> REFUSALS = List.of("rate", "too_many_streams", "draining");
 
+  final Counter opened;
   final Counter answers;
   final Counter pings;
   final Counter bytes;
@@ -33,6 +34,7 @@ final class WatchMetrics {
     this.open = open;
     Gauge.builder("mesh.watch.streams", this, m -> m.open.getAsInt())
         .description("Watch streams open on this replica").register(r);
+    opened = Counter.builder("mesh.watch.opened").description("Watch streams opened on this replica (admitted and started)").register(r);
     answers = Counter.builder("mesh.watch.messages").tag("type", "answer").description("Lines written to watch streams, by type").register(r);
     pings = Counter.builder("mesh.watch.messages").tag("type", "ping").description("Lines written to watch streams, by type").register(r);
     bytes = Counter.builder("mesh.watch.bytes").description("Bytes written to watch streams").register(r);

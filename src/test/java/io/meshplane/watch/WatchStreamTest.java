@@ -224,7 +224,9 @@ class WatchStreamTest {
     Nodes.Enrolled n3 = enroll("w-adm3", "wt5", "tag:web");
     cluster.awaitChangesApplied();
     double before = Metrics.value(http, b.coordinatorPort(), "mesh_watch_refused_total{reason=\"rate\"}");
+    double openedBefore = Metrics.value(http, b.coordinatorPort(), "mesh_watch_opened_total");
     int refused = 0;
+    int accepted = 0;
     String retryAfter = null;
     java.util.List<WatchClient> open = new java.util.ArrayList<>();
     try {
@@ -236,6 +238,8 @@ class WatchStreamTest {
             refused++;
             retryAfter = w.response.getHeader("Retry-After");
             assertEquals("unavailable", w.problem().getString("code"));
+          } else if (w.status == 200) {
+            accepted++;
           }
         }
       }
@@ -246,6 +250,9 @@ class WatchStreamTest {
     assertNotNull(retryAfter);
     assertTrue(Integer.parseInt(retryAfter) >= 1);
     assertTrue(Metrics.value(http, b.coordinatorPort(), "mesh_watch_refused_total{reason=\"rate\"}") - before >= refused);
+    // what the replica-kill drill reads as the accept rate: every stream that opened, none that was refused
+    assertTrue(accepted > 0);
+    assertEquals(accepted, Metrics.value(http, b.coordinatorPort(), "mesh_watch_opened_total") - openedBefore, 0.0);
   }
 
   @Test
