@@ -40,6 +40,8 @@ final class NodeWatch {
    */
   static final long SETTLE_MIN_MS = 60_000;
   static final long SETTLE_SPREAD_MS = 60_000;
+  /** A stream open a minute or more that hears of a new owner moves at a random point of this window. */
+  static final long STABLE_SPREAD_MS = 60_000;
   /** A coordinator that refuses connections: the next one is tried after 0.1-1 s, not after the back-off. */
   static final long FAILOVER_MIN_MS = 100;
   static final long FAILOVER_SPREAD_MS = 900;
@@ -123,6 +125,8 @@ final class NodeWatch {
   private long lastHintMoveMs;
   /** A stream ended or an attempt failed since the last open: the next open settles before a hint moves it. */
   private boolean afterLoss;
+  /** A hint's move of a stable stream is due at this time (0: none pending). */
+  private long moveDueMs;
   /** No owner hint moves the open stream before this time (0: at once). */
   private long settleUntilMs;
   /** The coordinator whose stream was cut without a close line: the next attempt goes to another one (-1: none). */
@@ -170,6 +174,8 @@ final class NodeWatch {
 
   /** The liveness check: a stream (or an attempt) silent for {@link #SILENCE_MS} is closed and re-opened. */
   void tick(long nowMs) {
+    if (moveDueMs > 0 && (state != State.OPEN || target == session.coordinator())) moveDueMs = 0; // moved, or the hint came back
+    if (moveDueMs > 0 && nowMs >= moveDueMs) hint(coordinators.target(session.coordinator()).url());
     if (nowMs - lastHeardMs <= SILENCE_MS) return;
     String url = url();
     if (state == State.OPEN) {
@@ -199,7 +205,14 @@ final class NodeWatch {
     offset = 0;
     long now = System.currentTimeMillis();
     boolean settled = state == State.OPEN ? now >= settleUntilMs : state == State.CONNECTING && !afterLoss;
+    if (settled && state == State.OPEN && target != index && now - openedAtMs >= WatchBackoff.HEALTHY_MS) {
+      // a stream that has been where it is for a while hears of a new owner: a member joined or left and the partitions
+      // moved, for thousands of streams at once; each moves at its own random point of the next minute (tick)
+      if (moveDueMs == 0) moveDueMs = now + 1 + (long) (STABLE_SPREAD_MS * RANDOM.getAsDouble());
+      if (now < moveDueMs) return;
+    }
     if (settled && target != index && now - lastHintMoveMs >= HINT_MOVE_MS) {
+      moveDueMs = 0;
       lastHintMoveMs = now;
       String url0 = url();
       boolean wasOpen = state == State.OPEN;
@@ -283,6 +296,7 @@ final class NodeWatch {
     first = true;
     offset = 0;
     refusedInARow = 0;
+    moveDueMs = 0;
     settleUntilMs = afterLoss ? now + SETTLE_MIN_MS + (long) (SETTLE_SPREAD_MS * RANDOM.getAsDouble()) : 0;
     afterLoss = false;
     host.streamOpened(this, url);

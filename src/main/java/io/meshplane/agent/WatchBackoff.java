@@ -5,8 +5,10 @@ import java.util.function.DoubleSupplier;
 /**
  * When a node re-opens its watch stream (API.md §11 "The watch stream"): after the n-th failed or short
  * attempt in a row the wait is {@code min(30 s, 1 s × 2^(n-1))} ± 50 % (uniform jitter); a
- * {@code Retry-After} (or a {@code close} line's {@code retry_after_s}) is honoured, with up to 50 % more
- * so that a fleet refused in the same second does not come back in the same second; a coordinator
+ * {@code Retry-After} (or a {@code close} line's {@code retry_after_s}) replaces the back-off, with up to 50 %
+ * more so that a fleet refused in the same second does not come back in the same second (the replica's
+ * Retry-After is the agent's place in its admission queue: a run of refusals must not push an agent to
+ * the 30 s cap while the queue moves on); never shorter than the first step; a coordinator
  * without the route (404, or an answer that is not a stream) is asked again only every 5 min (± 10 %).
  * A stream that stayed open for at least {@link #HEALTHY_MS} ends the run of failures: the next attempt
  * is the first again. Pure: the caller keeps the clock and the timers.
@@ -57,12 +59,13 @@ final class WatchBackoff {
     if (openForMs >= HEALTHY_MS) failures = 0;
     failures++;
     if (noRoute) return (long) (NO_ROUTE_MS * (0.9 + 0.2 * random.getAsDouble()));
-    long wait = (long) (middleMs(failures) * (0.5 + random.getAsDouble()));
     if (retryAfterMs > 0) {
+      // the coordinator named the agent's place in its admission queue: that, not the run of failures, says when; never
+      // sooner than the first step of the back-off (a coordinator that asks for 0.1 s does not get a busy loop)
       long asked = Math.min(retryAfterMs, MAX_RETRY_AFTER_MS);
-      wait = Math.max(wait, (long) (asked * (1 + 0.5 * random.getAsDouble())));
+      return Math.max((long) (baseMs * (0.5 + random.getAsDouble())), (long) (asked * (1 + 0.5 * random.getAsDouble())));
     }
-    return Math.max(1, wait);
+    return Math.max(1, (long) (middleMs(failures) * (0.5 + random.getAsDouble())));
   }
 
   /** Forgets the failures (a stream delivered its first answer and lived, or the node moved on purpose). */

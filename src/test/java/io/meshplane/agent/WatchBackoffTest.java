@@ -38,7 +38,10 @@ class WatchBackoffTest {
     WatchBackoff top = pinned(0.999999);
     long w = top.next(0, 7_000, false);
     assertTrue(w >= 10_499 && w <= 10_500, "up to 50 % more, so a fleet refused in one second spreads: " + w);
-    assertEquals(2_000, pinned(0.0).next(0, 100, false) * 4, "a small Retry-After does not shorten the back-off");
+    assertEquals(2_000, pinned(0.0).next(0, 100, false) * 4, "a small Retry-After does not shorten the first step");
+    WatchBackoff refusedOften = pinned(0.0);
+    for (int i = 0; i < 8; i++) refusedOften.next(0, 0, false);
+    assertEquals(2_000, refusedOften.next(0, 2_000, false), "after a run of failures, the queue place named, not the 15-45 s of the back-off");
     assertEquals(WatchBackoff.MAX_RETRY_AFTER_MS, pinned(0.0).next(0, 86_400_000, false), "an absurd Retry-After is capped at 10 min");
   }
 
