@@ -30,7 +30,6 @@ final class CertificateRepository {
   /** The list's filters; null for none. */
   record Filter(String nodeId, Duration expiringWithin, String state) {}
 
-  static final List<String> STATES = List.of("valid", "expiring", "expired", "revoked");
   private static final String COLUMNS = "serial, node_id, team, environment, spki_sha256, wireguard_key, issuer, not_before, not_after, "
       + "issued_at, revoked_at, reason";
 

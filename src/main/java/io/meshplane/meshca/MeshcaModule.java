@@ -15,6 +15,10 @@ import io.vertx.core.Vertx;
 import io.vertx.sqlclient.Pool;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Base64;
+import io.meshplane.common.Fields;
+import io.meshplane.common.Ids;
 
 /**
  * MeshCA as a module (docs/ARCHITECTURE.md, "MeshCA"): the CA hierarchy ({@link Authorities}), node
@@ -38,6 +42,71 @@ public final class MeshcaModule implements Module {
     public String toString() {
       return "meshca(trust domain " + trustDomain + ", node lifetime " + nodeLifetime + ", " + maxSignaturesPerSecond + " signatures/s)";
     }
+  }
+
+  /**
+   * Who a node certificate is for, as the coordinator knows the node (never as the CSR names it): its id,
+   * team and environment (the SPIFFE ID {@code spiffe://<trust domain>/team/<t>/env/<e>/node/<id>}), its
+   * mesh address (the IP SAN) and its current WireGuard public key (recorded in the certificate, so a
+   * re-key reissues).
+   */
+  public record NodeIdentity(String nodeId, String team, String environment, String meshAddress, String wireguardKey) {
+    public NodeIdentity {
+      if (!Ids.wellFormed(nodeId)) throw new IllegalArgumentException("node id: not an id");
+      if (!Fields.isSlug(team) || !Fields.isSlug(environment)) throw new IllegalArgumentException("team, environment: not slugs");
+      if (!ipv4(meshAddress)) throw new IllegalArgumentException("mesh address: not an IPv4 address");
+      if (wireguardKey == null || wireguardKey.length() != 44 || decode(wireguardKey) == null) {
+        throw new IllegalArgumentException("wireguard key: not base64 of 32 bytes");
+      }
+    }
+
+    /** The URI SAN. */
+    public String spiffeId(String trustDomain) {
+      return "spiffe://" + trustDomain + "/team/" + team + "/env/" + environment + "/node/" + nodeId;
+    }
+
+    /** The WireGuard key's 32 bytes. */
+    byte[] wireguardKeyBytes() {
+      return decode(wireguardKey);
+    }
+
+    private static byte[] decode(String s) {
+      try {
+        byte[] b = Base64.getDecoder().decode(s);
+        return b.length == 32 ? b : null;
+      } catch (IllegalArgumentException e) {
+        return null;
+      }
+    }
+
+    private static boolean ipv4(String s) {
+      if (s == null) return false;
+      String[] parts = s.split("\\.", -1);
+      if (parts.length != 4) return false;
+      for (String p : parts) {
+        if (p.isEmpty() || p.length() > 3 || !p.chars().allMatch(c -> c >= '0' && c <= '9')) return false;
+        if (Integer.parseInt(p) > 255 || (p.length() > 1 && p.charAt(0) == '0')) return false;
+      }
+      return true;
+    }
+  }
+
+  /** What a CSR got: a certificate, or a deferral when the cluster-wide signing budget is spent (send the CSR again later). */
+  public sealed interface Issuance permits Issuance.Issued, Issuance.Deferred {
+    /**
+     * A node certificate.
+     *
+     * @param serial 32 lower-case hex digits
+     * @param certificatePem the node's certificate
+     * @param chainPem what the node presents after its certificate: the intermediate (the root is in the bundle)
+     * @param renewAfter when the node should send its next CSR: a random point between 30 % and 50 % of the lifetime
+     * @param bundleVersion the version of the trust bundle the chain verifies under
+     */
+    record Issued(String serial, String certificatePem, String chainPem, Instant notBefore, Instant notAfter, Instant renewAfter,
+        String bundleVersion) implements Issuance {}
+
+    /** Over {@code meshca.max_signatures_per_s} (or the signing pool is full): try again in {@code retryAfterSeconds}. */
+    record Deferred(int retryAfterSeconds) implements Issuance {}
   }
 
   /** The signing pool: CSR checks and signatures, one CSR per node at a time, never on an event loop. */

@@ -108,7 +108,7 @@ final class MeshcaRoutes {
       }
     }
     String state = ctx.request().getParam("state");
-    if (state != null && !CertificateRepository.STATES.contains(state)) f.error("state", "must be valid, expiring, expired or revoked");
+    if (state != null && !MeshcaService.STATES.contains(state)) f.error("state", "must be valid, expiring, expired or revoked");
     f.check();
     return new CertificateRepository.Filter(node, d, state);
   }

@@ -21,6 +21,8 @@ import java.util.List;
  * not exist: 404); each revocation is audited in its own transaction and appended to the change log.
  */
 final class MeshcaService {
+  /** A certificate's states, as the list filters them: revoked, else expired, else expiring (past half its lifetime), else valid. */
+  static final List<String> STATES = List.of("valid", "expiring", "expired", "revoked");
   private final Pool pool;
   private final CertificateRepository certificates;
   private final Authorities authorities;

@@ -38,7 +38,7 @@ import org.bouncycastle.cert.jcajce.JcaX509ExtensionUtils;
  * {@link SigningBudget}, signed by the active intermediate, and recorded with its audit event in one
  * transaction. Parsing, checking and signing run on the bounded signing pool ({@link BoundedWork}: one
  * CSR per node at a time), never on an event loop; a CSR over the budget, or one the full pool cannot
- * take, is {@link Issuance.Deferred deferred} with the seconds to wait.
+ * take, is {@link MeshcaModule.Issuance.Deferred deferred} with the seconds to wait.
  *
  * <p>The certificate: serial 128 random bits; subject {@code CN=<node id>}; URI SAN
  * {@code spiffe://<trust domain>/team/<t>/env/<e>/node/<id>} and IP SAN the mesh address; the node's
@@ -81,7 +81,7 @@ final class NodeSigner {
   }
 
   /** See {@link MeshcaModule#issue}. */
-  Future<Issuance> issue(Actor actor, RequestInfo request, NodeIdentity node, String csr) {
+  Future<MeshcaModule.Issuance> issue(Actor actor, RequestInfo request, MeshcaModule.NodeIdentity node, String csr) {
     Authorities.Hierarchy h = authorities.current();
     if (h == null) return Future.failedFuture(Refusal.unavailable("meshca_starting", "MeshCA has not loaded its hierarchy yet", 5));
     return work.<Signed>submit(node.nodeId(), node.team() + "/" + node.environment(), "certificate signature", deadline -> {
@@ -97,19 +97,19 @@ final class NodeSigner {
       }
       return Future.failedFuture(t);
     }).compose(s -> {
-      if (s.row() == null) return Future.succeededFuture(new Issuance.Deferred(s.retryAfter()));
+      if (s.row() == null) return Future.succeededFuture(new MeshcaModule.Issuance.Deferred(s.retryAfter()));
       CertificateRepository.Cert c = s.row();
       JsonObject details = new JsonObject().put("serial", c.serial()).put("spiffe_id", node.spiffeId(trustDomain))
           .put("not_after", c.notAfter().toString()).put("issuer", c.issuer()).put("wireguard_key", c.wireguardKey());
       AuditEvent e = AuditEvent.of(actor, request, "meshca.issue", "node", node.nodeId(), AuditEvent.SUCCESS, node.team(), node.environment())
           .with(details);
       return pool.withTransaction(tx -> certificates.insert(tx, c).compose(v -> audit.record(tx, e)))
-          .map(v -> new Issuance.Issued(c.serial(), s.pem(), h.chainPem(), c.notBefore(), c.notAfter(), s.renewAfter(), h.bundleVersion()));
+          .map(v -> new MeshcaModule.Issuance.Issued(c.serial(), s.pem(), h.chainPem(), c.notBefore(), c.notAfter(), s.renewAfter(), h.bundleVersion()));
     });
   }
 
   /** Builds and signs the certificate (the signing pool's thread). */
-  private Signed sign(Authorities.Hierarchy h, NodeIdentity node, SubjectPublicKeyInfo spki, Instant now) {
+  private Signed sign(Authorities.Hierarchy h, MeshcaModule.NodeIdentity node, SubjectPublicKeyInfo spki, Instant now) {
     if (Context.isOnEventLoopThread()) throw new IllegalStateException("NodeSigner.sign on an event loop");
     X509CertificateHolder issuer = h.intermediate().certificate();
     BigInteger serial = Pki.serial();
