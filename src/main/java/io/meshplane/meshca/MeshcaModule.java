@@ -148,7 +148,7 @@ public final class MeshcaModule implements Module {
 
   @Override
   public void routes(Api api) {
-    if (api.forMachines()) MeshcaRoutes.mount(api, service, cursors);
+    MeshcaRoutes.mount(api, service, cursors);
   }
 
   @Override
