@@ -114,10 +114,10 @@ final class MeshcaService {
         .put("spki_sha256", c.spkiSha256())
         .put("wireguard_key", c.wireguardKey())
         .put("issuer", c.issuer())
-        .put("not_before", c.notBefore().toString())
-        .put("not_after", c.notAfter().toString())
-        .put("issued_at", c.issuedAt().toString())
-        .put("revoked_at", c.revokedAt() == null ? null : c.revokedAt().toString())
+        .put("not_before", Times.format(c.notBefore()))
+        .put("not_after", Times.format(c.notAfter()))
+        .put("issued_at", Times.format(c.issuedAt()))
+        .put("revoked_at", c.revokedAt() == null ? null : Times.format(c.revokedAt()))
         .put("reason", c.reason());
   }
 
