@@ -68,16 +68,16 @@ final class Revocations implements ChangeLog.Follower {
     this.authorities = authorities;
   }
 
-  /** The unexpired revocations and their version. */
+  /**
+   * The unexpired revocations and their version. An expired one is left out here (the version stays:
+   * what is left is what every replica has left) and dropped from the held list by the next entry;
+   * only the feed's thread writes the list.
+   */
   State current() {
     State s = state;
     Instant now = Instant.now();
-    if (s.revoked().stream().anyMatch(r -> !r.notAfter().isAfter(now))) {
-      // expired ones leave the list (the version stays: what is left is what every replica has left)
-      s = new State(s.version(), s.revoked().stream().filter(r -> r.notAfter().isAfter(now)).toList());
-      state = s;
-    }
-    return s;
+    if (s.revoked().stream().allMatch(r -> r.notAfter().isAfter(now))) return s;
+    return new State(s.version(), s.revoked().stream().filter(r -> r.notAfter().isAfter(now)).toList());
   }
 
   @Override
@@ -85,8 +85,9 @@ final class Revocations implements ChangeLog.Follower {
     if (!KIND.equals(entry.kind())) return false;
     if (!"revoke".equals(entry.data().getString("op"))) return true; // a later step's entry (rotation): not this list's
     Revoked r = Revoked.of(entry.data());
+    Instant now = Instant.now();
     List<Revoked> next = new ArrayList<>(state.revoked());
-    next.removeIf(x -> x.serial().equals(r.serial()));
+    next.removeIf(x -> x.serial().equals(r.serial()) || !x.notAfter().isAfter(now));
     next.add(r);
     next.sort(Comparator.comparing(Revoked::notAfter).thenComparing(Revoked::serial));
     state = new State(entry.seq(), List.copyOf(next));
