@@ -130,7 +130,7 @@ public final class MeshcaModule implements Module {
     CertificateRepository certificates = new CertificateRepository(pool, reads);
     this.work = new BoundedWork(vertx, "meshca-signing", SIGNING, registry);
     this.signer = new NodeSigner(pool, certificates, authorities, new SigningBudget(hz, settings.maxSignaturesPerSecond()), work, audit,
-        settings.trustDomain(), settings.nodeLifetime(), settings.crlUrl());
+        settings.trustDomain(), settings.nodeLifetime(), settings.crlUrl(), registry);
     this.service = new MeshcaService(pool, certificates, authorities, revocations, audit, changes, settings.trustDomain());
   }
 

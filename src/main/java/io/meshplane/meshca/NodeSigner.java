@@ -66,9 +66,15 @@ final class NodeSigner {
   private final String trustDomain;
   private final Duration lifetime;
   private final String crlUrl;
+  private final io.micrometer.core.instrument.Counter issued;
+  private final io.micrometer.core.instrument.Counter deferred;
 
   NodeSigner(Pool pool, CertificateRepository certificates, Authorities authorities, SigningBudget budget, BoundedWork work, AuditLog audit,
-      String trustDomain, Duration lifetime, String crlUrl) {
+      String trustDomain, Duration lifetime, String crlUrl, io.micrometer.core.instrument.MeterRegistry registry) {
+    this.issued = io.micrometer.core.instrument.Counter.builder("mesh.meshca.certificates.issued")
+        .description("Node certificates this replica signed and recorded").register(registry);
+    this.deferred = io.micrometer.core.instrument.Counter.builder("mesh.meshca.signatures.deferred")
+        .description("CSRs deferred by this replica: over the cluster-wide signing budget, or the signing pool full").register(registry);
     this.pool = pool;
     this.certificates = certificates;
     this.authorities = authorities;
@@ -97,14 +103,20 @@ final class NodeSigner {
       }
       return Future.failedFuture(t);
     }).compose(s -> {
-      if (s.row() == null) return Future.succeededFuture(new MeshcaModule.Issuance.Deferred(s.retryAfter()));
+      if (s.row() == null) {
+        deferred.increment();
+        return Future.succeededFuture(new MeshcaModule.Issuance.Deferred(s.retryAfter()));
+      }
       CertificateRepository.Cert c = s.row();
       JsonObject details = new JsonObject().put("serial", c.serial()).put("spiffe_id", node.spiffeId(trustDomain))
           .put("not_after", c.notAfter().toString()).put("issuer", c.issuer()).put("wireguard_key", c.wireguardKey());
       AuditEvent e = AuditEvent.of(actor, request, "meshca.issue", "node", node.nodeId(), AuditEvent.SUCCESS, node.team(), node.environment())
           .with(details);
       return pool.withTransaction(tx -> certificates.insert(tx, c).compose(v -> audit.record(tx, e)))
-          .map(v -> new MeshcaModule.Issuance.Issued(c.serial(), s.pem(), h.chainPem(), c.notBefore(), c.notAfter(), s.renewAfter(), h.bundleVersion()));
+          .map(v -> {
+            issued.increment();
+            return (MeshcaModule.Issuance) new MeshcaModule.Issuance.Issued(c.serial(), s.pem(), h.chainPem(), c.notBefore(), c.notAfter(), s.renewAfter(), h.bundleVersion());
+          });
     });
   }
 

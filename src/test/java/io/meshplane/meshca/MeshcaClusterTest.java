@@ -77,6 +77,15 @@ class MeshcaClusterTest {
       }
       assertTrue(issued >= 1 && issued <= 2, issued + " issued");
       assertEquals(6 - issued, deferred);
+      // each replica counts what it signed and what it deferred
+      double signedCount = 0;
+      double deferredCount = 0;
+      for (Meshplane r : List.of(r0, r1)) {
+        signedCount += io.meshplane.testing.Metrics.value(cluster.http(), r.coordinatorPort(), "mesh_meshca_certificates_issued_total");
+        deferredCount += io.meshplane.testing.Metrics.value(cluster.http(), r.coordinatorPort(), "mesh_meshca_signatures_deferred_total");
+      }
+      assertEquals(issued, (int) signedCount);
+      assertEquals(deferred, (int) deferredCount);
 
       // the advisory lock, deterministically: the hierarchy removed, four loads at once create exactly one
       try (Connection c = cluster.db().connect(); Statement st = c.createStatement()) {
