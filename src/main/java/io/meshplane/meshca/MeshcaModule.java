@@ -5,6 +5,8 @@ import io.meshplane.audit.Actor;
 import io.meshplane.audit.AuditLog;
 import io.meshplane.changes.ChangeLog;
 import io.meshplane.common.BoundedWork;
+import io.meshplane.common.Fields;
+import io.meshplane.common.Ids;
 import io.meshplane.common.RequestInfo;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
@@ -17,15 +19,14 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Base64;
-import io.meshplane.common.Fields;
-import io.meshplane.common.Ids;
 
 /**
  * MeshCA as a module (docs/ARCHITECTURE.md, "MeshCA"): the CA hierarchy ({@link Authorities}), node
  * certificates from CSRs ({@link NodeSigner}, under the cluster-wide {@link SigningBudget}), revocation and
  * the CRL ({@link Revocations}, a follower of the change log), and the {@code /meshca} routes. The
  * heartbeat reaches it through the public methods below: {@link #issue}, {@link #bundlePem},
- * {@link #bundleVersion}, {@link #revocationVersion}.
+ * {@link #bundleVersion}, {@link #revocationVersion}, {@link #renewalGrace}; what they take and give
+ * are the nested {@link NodeIdentity} and {@link Issuance}.
  */
 public final class MeshcaModule implements Module {
   /**
