@@ -16,6 +16,12 @@ public enum Permission {
   AUDIT_READ("audit:read"),
   EVENTS_READ("events:read"),
   HEARTBEAT("heartbeat"),
+  /** MeshCA: the bundle, the CRL and the issued certificates. */
+  MESHCA_READ("meshca:read"),
+  /** MeshCA: revoking a node certificate. */
+  MESHCA_REVOKE("meshca:revoke"),
+  /** MeshCA: managing the CA itself (intermediates, rotation): admin only. */
+  MESHCA_MANAGE("meshca:manage"),
   /** Managing panel users: the admin role only (API.md §17); no token surface holds it. */
   USERS_MANAGE("users:manage");
 

@@ -165,11 +165,11 @@ public final class ConfigLoader {
   }
 
   /** An http(s) base URL: a host name, IPv4 or [IPv6] address, an optional port, an optional path; no trailing '/', no query. */
-  private static final Pattern BASE_URL = Pattern.compile(
+  static final Pattern BASE_URL = Pattern.compile(
       "^https?://([A-Za-z0-9.\\-]{1,253}|\\[[0-9A-Fa-f:.]{2,45}\\])(:[0-9]{1,5})?(/[A-Za-z0-9._~!$&'()*+,;=:@%/\\-]*)?$");
 
   /** {@code cluster.advertise_url}: empty, or a base URL agents can reach this replica at (its value goes into answers as JSON). */
-  private static String advertiseUrl(Map<String, String> v) {
+  static String advertiseUrl(Map<String, String> v) {
     Setting s = Setting.CLUSTER_ADVERTISE_URL;
     String raw = v.get(s.key).trim();
     if (raw.isEmpty()) return "";
@@ -224,6 +224,7 @@ public final class ConfigLoader {
         policyWork(v),
         relays(v),
         watch(v),
+        MeshcaConfig.parse(v),
         intIn(v, Setting.WRITEBEHIND_MAX_BACKLOG, 1, 100_000_000),
         duration(v, Setting.SHUTDOWN_GRACE, Duration.ZERO, Duration.ofMinutes(5)));
   }
@@ -255,7 +256,7 @@ public final class ConfigLoader {
         duration(v, Setting.POLICY_DEADLINE, Duration.ofMillis(100), Duration.ofMinutes(10)));
   }
 
-  private static ConfigException bad(Setting s, String value, String why) {
+  static ConfigException bad(Setting s, String value, String why) {
     return new ConfigException(s.key + " (env " + s.env + "): '" + value + "' " + why);
   }
 
@@ -269,7 +270,7 @@ public final class ConfigLoader {
   }
 
   /** A port as {@link Ports} reads it (no sign, no leading zero, ASCII digits), or 0 where that means "any free port". */
-  private static int port(Map<String, String> v, Setting s, boolean zeroAllowed) {
+  static int port(Map<String, String> v, Setting s, boolean zeroAllowed) {
     String raw = v.get(s.key).trim();
     int min = zeroAllowed ? 0 : 1;
     int p = zeroAllowed ? Ports.parseOrZero(raw) : Ports.parse(raw);
@@ -286,7 +287,7 @@ public final class ConfigLoader {
     return colon < hostStart || Ports.parse(url, colon + 1, end) > 0;
   }
 
-  private static int intIn(Map<String, String> v, Setting s, int min, int max) {
+  static int intIn(Map<String, String> v, Setting s, int min, int max) {
     String raw = v.get(s.key).trim();
     try {
       int n = Integer.parseInt(raw);
@@ -304,7 +305,7 @@ public final class ConfigLoader {
     throw bad(s, raw, "is not true or false");
   }
 
-  private static Duration duration(Map<String, String> v, Setting s, Duration min, Duration max) {
+  static Duration duration(Map<String, String> v, Setting s, Duration min, Duration max) {
     String raw = v.get(s.key).trim();
     Duration d;
     try {
@@ -341,7 +342,7 @@ public final class ConfigLoader {
     return raw;
   }
 
-  private static Path path(Map<String, String> v, Setting s) {
+  static Path path(Map<String, String> v, Setting s) {
     String raw = v.get(s.key).trim();
     if (raw.isEmpty()) throw bad(s, raw, "must name a folder");
     return Path.of(raw);

@@ -36,6 +36,7 @@ public record MeshConfig(
     io.meshplane.common.BoundedWork.Limits policyWork,
     io.meshplane.node.Relays relays,
     io.meshplane.watch.WatchModule.Settings watch,
+    io.meshplane.meshca.MeshcaModule.Settings meshca,
     int writeBehindMaxBacklog,
     Duration shutdownGrace) {
 

@@ -298,6 +298,11 @@ public final class Meshplane implements AutoCloseable {
     return f == null ? null : f.audit;
   }
 
+  public io.meshplane.meshca.MeshcaModule meshca() {
+    ReplicaModules f = features;
+    return f == null ? null : f.meshca;
+  }
+
   public io.meshplane.bulk.BulkModule bulk() {
     ReplicaModules f = features;
     return f == null ? null : f.bulk;

@@ -35,6 +35,7 @@ final class ReplicaModules {
   NodeModule nodes;
   final PanelModule panel;
   final BulkModule bulk;
+  final io.meshplane.meshca.MeshcaModule meshca;
   /** Owner affinity (the heartbeat feature's): heartbeat answers carry it, and the watch stream's answers are to. */
   final io.meshplane.node.OwnerHint ownerHint;
   /**
@@ -61,6 +62,9 @@ final class ReplicaModules {
     // operations answer with the node record, which the node feature (built last) reads: asked at call time
     ops = new OpsModule(vertx, p, reads, audit.log(), changes, (caller, id) -> nodes.service().get(caller, id), config.relays(),
         observability.mesh(), cursors, config.operationsDeadline());
+    // MeshCA follows the change log (its revocation list) and records in the audit trail
+    meshca = new io.meshplane.meshca.MeshcaModule(vertx, hz, p, reads, changes, audit.log(), cursors, observability.mesh().registry(),
+        config.meshca());
     heartbeat = new HeartbeatModule(vertx, hz, p, reads, changes, policy, ops, observability.mesh(), cursors, new HeartbeatModule.Settings(
         config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog(), config.pendingTtl()));
     ownerHint = heartbeat.ownerHint();
@@ -87,6 +91,6 @@ final class ReplicaModules {
         () -> (long) heartbeats.count(),
         () -> new long[] {ops.outcomes().succeeded(), ops.outcomes().failed(), ops.outcomes().expired()},
         intervalSeconds));
-    all = List.of(changes, policy, ops, heartbeat, watch, auth, nodes, bulk, audit, panel);
+    all = List.of(changes, policy, ops, meshca, heartbeat, watch, auth, nodes, bulk, audit, panel);
   }
 }

@@ -48,6 +48,9 @@ final class StartRetry {
         T result = attempt.run();
         waitingFor = "starting";
         return result;
+      } catch (io.meshplane.module.StartRefused e) {
+        // a setting checked against what PostgreSQL holds (MeshCA's secret): waiting cannot fix it
+        throw new ConfigException(e.getMessage());
       } catch (Exception e) {
         if (Database.isFatal(e)) {
           throw new ConfigException("PostgreSQL refused this replica (" + rootMessage(e)

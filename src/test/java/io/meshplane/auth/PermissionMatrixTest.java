@@ -81,6 +81,11 @@ class PermissionMatrixTest {
     EXPECTED.put("POST /v1/acl/preview", Permission.ACL_READ);
     EXPECTED.put("POST /v1/acl/impact", Permission.ACL_READ);
     EXPECTED.put("GET /v1/nodes/{id}/peers", Permission.NODES_READ);
+    EXPECTED.put("GET /v1/meshca/bundle", Permission.MESHCA_READ);
+    EXPECTED.put("GET /v1/meshca/crl", Permission.MESHCA_READ);
+    EXPECTED.put("GET /v1/meshca/certificates", Permission.MESHCA_READ);
+    EXPECTED.put("GET /v1/meshca/certificates/{serial}", Permission.MESHCA_READ);
+    EXPECTED.put("POST /v1/meshca/certificates/{serial}/revoke", Permission.MESHCA_REVOKE);
     // API.md §17: the panel serves the same routes for people (but the machines' own: the heartbeat, whoami)
     for (Map.Entry<String, Permission> e : EXPECTED.entrySet()) {
       if (e.getKey().endsWith("/heartbeat") || e.getKey().endsWith("/watch") || e.getKey().endsWith("/whoami")) continue;
@@ -120,12 +125,12 @@ class PermissionMatrixTest {
   void theGrantsTableIsExactlySpecSections3And7() {
     Map<Surface, Set<String>> spec = new EnumMap<>(Surface.class);
     spec.put(Surface.ADMIN, Set.of("tokens:read", "tokens:write", "nodes:read", "nodes:enroll", "nodes:operate", "nodes:services",
-        "acl:read", "acl:write", "audit:read", "events:read"));
+        "acl:read", "acl:write", "audit:read", "events:read", "meshca:read", "meshca:revoke", "meshca:manage"));
     spec.put(Surface.OPERATOR, Set.of("nodes:read", "nodes:enroll", "nodes:operate", "nodes:services", "acl:read", "acl:write",
-        "audit:read", "events:read"));
+        "audit:read", "events:read", "meshca:read", "meshca:revoke"));
     spec.put(Surface.ENROLLMENT, Set.of("nodes:enroll"));
     spec.put(Surface.PIPELINE, Set.of("nodes:read", "nodes:services"));
-    spec.put(Surface.MONITORING, Set.of("nodes:read", "acl:read", "audit:read", "events:read"));
+    spec.put(Surface.MONITORING, Set.of("nodes:read", "acl:read", "audit:read", "events:read", "meshca:read"));
     spec.put(Surface.AGENT, Set.of("heartbeat"));
     for (Surface s : Surface.values()) {
       assertEquals(new TreeSet<>(spec.get(s)), new TreeSet<>(Grants.of(s).permissionNames()), s.wire);
@@ -219,7 +224,7 @@ class PermissionMatrixTest {
     String path = parts[1].startsWith("/api/v1/nodes/{id}")
         ? parts[1].replace("{id}", AGENT_NODE)
         : parts[1].replace("{id}", parts[1].startsWith("/api/v1/users") ? "usr_01m8000000000000000000000z" : "tok_01m8000000000000000000000z")
-            .replace("{version}", "1");
+            .replace("{version}", "1").replace("{serial}", "0123456789abcdef0123456789abcdef");
     HttpMethod method = HttpMethod.valueOf(parts[0]);
     JsonObject body = method == HttpMethod.POST || method == HttpMethod.PATCH ? new JsonObject() : null;
     if (session == null) return http.send(method, app.panelPort(), path, null, body);
@@ -251,7 +256,8 @@ class PermissionMatrixTest {
     String[] parts = route.split(" ", 2);
     String path = parts[1].startsWith("/v1/nodes/{id}")
         ? parts[1].replace("{id}", AGENT_NODE)
-        : parts[1].replace("{id}", "tok_01m8000000000000000000000z").replace("{version}", "1");
+        : parts[1].replace("{id}", "tok_01m8000000000000000000000z").replace("{version}", "1")
+            .replace("{serial}", "0123456789abcdef0123456789abcdef");
     HttpMethod method = HttpMethod.valueOf(parts[0]);
     JsonObject body = method == HttpMethod.POST ? new JsonObject() : null;
     // the watch's 200 is a stream that does not end: its status line is the answer

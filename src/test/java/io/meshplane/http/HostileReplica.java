@@ -112,6 +112,17 @@ final class HostileReplica {
     String usersCursor = root.get(panelPort, "/api/v1/users?limit=1").bodyAsJsonObject().getString("next_cursor");
     assertNotNull(usersCursor);
 
+    // MeshCA: two certificates of the node (a list of two pages), one of them the revocation's target
+    String serial = certificate(node.id());
+    certificate(node.id());
+    String certsCursor = http.get(port, "/v1/meshca/certificates?limit=1", admin).bodyAsJsonObject().getString("next_cursor");
+    assertNotNull(certsCursor);
+    BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/meshca/certificates/{serial}/revoke", "/v1/meshca/certificates/" + serial
+        + "/revoke", "", bearer, new JsonObject().put("reason", "superseded"), List.of(new Field("reason", Kind.STRING, true, true))));
+    QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/meshca/certificates", "/v1/meshca/certificates", bearer, Map.of("limit", "1",
+        "node", node.id(), "expiring_within", "48h", "state", "valid", "cursor", certsCursor), "meshca-certificates", null));
+    QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/meshca/crl", "/v1/meshca/crl", bearer, Map.of("format", "pem"), null, null));
+
     BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/auth/tokens", "/v1/auth/tokens", "", bearer,
         new JsonObject().put("name", "hostile").put("scope", new JsonObject().put("team", "web").put("surface", "monitoring")
             .put("environment", "prod")).put("expires", expires),
@@ -254,6 +265,9 @@ final class HostileReplica {
     idRoute(HttpMethod.GET, "/v1/acl/versions/{version}", "version", "/v1/acl/versions/{hostile}?" + scope, bearer, notFound);
     idRoute(HttpMethod.POST, "/v1/acl/versions/{version}/restore", "version", "/v1/acl/versions/{hostile}/restore?" + scope, bearer,
         notFound);
+    idRoute(HttpMethod.GET, "/v1/meshca/certificates/{serial}", "serial", "/v1/meshca/certificates/{hostile}", bearer, notFound);
+    idRoute(HttpMethod.POST, "/v1/meshca/certificates/{serial}/revoke", "serial", "/v1/meshca/certificates/{hostile}/revoke", bearer,
+        notFound);
     idRoute(HttpMethod.GET, "/api/v1/users/{id}", "id", "/api/v1/users/{hostile}", panel, notFound);
     idRoute(HttpMethod.PATCH, "/api/v1/users/{id}", "id", "/api/v1/users/{hostile}", panel, notFound);
     // the setup heartbeat reaches PostgreSQL (and a flush after it settles its mark) before the snapshots begin
@@ -265,6 +279,22 @@ final class HostileReplica {
       }
     }, written -> written);
     Metrics.awaitFlushes(http, 2, app.coordinatorPort());
+  }
+
+  /** Issues a MeshCA certificate for the node from a real CSR (as its agent will); its serial. */
+  static String certificate(String nodeId) throws Exception {
+    java.security.KeyPairGenerator g = java.security.KeyPairGenerator.getInstance("EC");
+    g.initialize(new java.security.spec.ECGenParameterSpec("secp256r1"));
+    java.security.KeyPair pair = g.generateKeyPair();
+    byte[] der = new org.bouncycastle.pkcs.jcajce.JcaPKCS10CertificationRequestBuilder(new org.bouncycastle.asn1.x500.X500Name("CN=x"),
+        pair.getPublic()).build(new org.bouncycastle.operator.jcajce.JcaContentSignerBuilder("SHA256withECDSA").build(pair.getPrivate()))
+        .getEncoded();
+    io.meshplane.meshca.MeshcaModule.NodeIdentity id = new io.meshplane.meshca.MeshcaModule.NodeIdentity(nodeId, "web", "prod",
+        "100.64.0.9", Nodes.key());
+    io.meshplane.meshca.MeshcaModule.Issuance out = app.meshca().issue(new io.meshplane.audit.Actor("node", nodeId, "hostile-target"),
+        io.meshplane.common.RequestInfo.NONE, id, java.util.Base64.getEncoder().encodeToString(der)).toCompletionStage().toCompletableFuture()
+        .get(30, java.util.concurrent.TimeUnit.SECONDS);
+    return ((io.meshplane.meshca.MeshcaModule.Issuance.Issued) out).serial();
   }
 
   static JsonObject preview(JsonObject policy) {

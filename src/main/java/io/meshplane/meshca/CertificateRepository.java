@@ -1,0 +1,135 @@
+package io.meshplane.meshca;
+
+import io.meshplane.access.Boundary;
+import io.meshplane.common.Sql;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlClient;
+import io.vertx.sqlclient.Tuple;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+/** The issued node certificates ({@code meshca_certificates}): the one place their SQL is written. */
+final class CertificateRepository {
+  /** One row. {@code certificate} (DER) is read only for a single certificate, never for a list. */
+  record Cert(String serial, String nodeId, String team, String environment, String spkiSha256, String wireguardKey, String issuer,
+      Instant notBefore, Instant notAfter, Instant issuedAt, Instant revokedAt, String reason, byte[] certificate) {
+    /** revoked, expired, expiring (past half its lifetime: its node should have renewed by then) or valid, at {@code now}. */
+    String state(Instant now) {
+      if (revokedAt != null) return "revoked";
+      if (!notAfter.isAfter(now)) return "expired";
+      Instant half = notBefore.plus(Duration.between(notBefore, notAfter).dividedBy(2));
+      return now.isBefore(half) ? "valid" : "expiring";
+    }
+  }
+
+  /** The list's filters; null for none. */
+  record Filter(String nodeId, Duration expiringWithin, String state) {}
+
+  private static final String COLUMNS = "serial, node_id, team, environment, spki_sha256, wireguard_key, issuer, not_before, not_after, "
+      + "issued_at, revoked_at, reason";
+
+  private final Pool pool;
+  private final Pool reads;
+
+  CertificateRepository(Pool pool, Pool reads) {
+    this.pool = pool;
+    this.reads = reads;
+  }
+
+  Future<Void> insert(SqlClient tx, Cert c) {
+    return tx.preparedQuery("INSERT INTO meshca_certificates (serial, node_id, team, environment, spki_sha256, wireguard_key, issuer, "
+            + "certificate, not_before, not_after, issued_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)")
+        .execute(Tuple.from(new Object[] {c.serial(), c.nodeId(), c.team(), c.environment(), c.spkiSha256(), c.wireguardKey(), c.issuer(),
+            Buffer.buffer(c.certificate()), Sql.odt(c.notBefore()), Sql.odt(c.notAfter()), Sql.odt(c.issuedAt())}))
+        .mapEmpty();
+  }
+
+  /** One certificate inside {@code boundary} (with its DER), or null. */
+  Future<Cert> get(Boundary boundary, String serial) {
+    return pool.preparedQuery("SELECT " + COLUMNS + ", certificate FROM meshca_certificates WHERE serial = $3 AND " + Sql.inScope(1, 2))
+        .execute(Tuple.of(boundary.team(), boundary.environment(), serial))
+        .map(rows -> rows.size() == 0 ? null : map(rows.iterator().next(), true));
+  }
+
+  /**
+   * A page of certificates inside {@code boundary}, in (not_after, serial) order (soonest to expire
+   * first), after the key ({@code afterNotAfter}, {@code afterSerial}) when given; {@code limit} rows.
+   * Each filter is a range of not_after or a test of revoked_at, which the V19 indexes serve in order.
+   */
+  Future<List<Cert>> list(Boundary boundary, Filter f, Instant now, Instant afterNotAfter, String afterSerial, int limit) {
+    List<Object> p = new ArrayList<>();
+    StringBuilder sql = new StringBuilder("SELECT " + COLUMNS + " FROM meshca_certificates WHERE true");
+    sql.append(Sql.inScope(boundary.team(), boundary.environment(), p));
+    if (f.nodeId() != null) {
+      p.add(f.nodeId());
+      sql.append(" AND node_id = $").append(p.size());
+    }
+    if (f.expiringWithin() != null) {
+      p.add(Sql.odt(now));
+      sql.append(" AND revoked_at IS NULL AND not_after > $").append(p.size());
+      p.add(Sql.odt(now.plus(f.expiringWithin())));
+      sql.append(" AND not_after <= $").append(p.size());
+    }
+    if ("revoked".equals(f.state())) {
+      sql.append(" AND revoked_at IS NOT NULL");
+    } else if (f.state() != null) {
+      p.add(Sql.odt(now));
+      int at = p.size();
+      switch (f.state()) {
+        case "expired" -> sql.append(" AND revoked_at IS NULL AND not_after <= $").append(at);
+        case "expiring" -> sql.append(" AND revoked_at IS NULL AND not_after > $").append(at)
+            .append(" AND not_before + (not_after - not_before) / 2 <= $").append(at);
+        default -> sql.append(" AND revoked_at IS NULL AND not_before + (not_after - not_before) / 2 > $").append(at);
+      }
+    }
+    if (afterNotAfter != null) {
+      p.add(Sql.odt(afterNotAfter));
+      p.add(afterSerial);
+      sql.append(" AND (not_after, serial) > ($").append(p.size() - 1).append(", $").append(p.size()).append(")");
+    }
+    p.add(limit);
+    sql.append(" ORDER BY not_after, serial LIMIT $").append(p.size());
+    return reads.preparedQuery(sql.toString()).execute(Tuple.from(p)).map(rows -> Sql.list(rows, r -> map(r, false)));
+  }
+
+  /**
+   * Marks the certificate revoked in {@code tx} (its row locked first); the row as it was, or null
+   * when there is none in {@code boundary}. The caller appends the change-log entry and then calls
+   * {@link #markRevoked} with its seq.
+   */
+  Future<Cert> lock(SqlClient tx, Boundary boundary, String serial) {
+    return tx.preparedQuery("SELECT " + COLUMNS + " FROM meshca_certificates WHERE serial = $3 AND " + Sql.inScope(1, 2) + " FOR UPDATE")
+        .execute(Tuple.of(boundary.team(), boundary.environment(), serial))
+        .map(rows -> rows.size() == 0 ? null : map(rows.iterator().next(), false));
+  }
+
+  Future<Void> markRevoked(SqlClient tx, String serial, Instant at, String reason, long seq) {
+    return tx.preparedQuery("UPDATE meshca_certificates SET revoked_at = $2, reason = $3, revoked_seq = $4 WHERE serial = $1")
+        .execute(Tuple.of(serial, Sql.odt(at), reason, seq)).mapEmpty();
+  }
+
+  /** The revocations of certificates that have not expired (the partial index), for the revocation list, and its version. */
+  static Future<List<Cert>> unexpiredRevoked(SqlClient client) {
+    return client.query("SELECT " + COLUMNS + " FROM meshca_certificates WHERE revoked_at IS NOT NULL AND not_after > now() "
+        + "ORDER BY not_after, serial").execute().map(rows -> Sql.list(rows, r -> map(r, false)));
+  }
+
+  /** The revocation list's version: the greatest seq of a revocation's change-log entry (0: none ever). */
+  static Future<Long> revocationVersion(SqlClient client) {
+    return client.query("SELECT coalesce(max(revoked_seq), 0) AS v FROM meshca_certificates WHERE revoked_at IS NOT NULL").execute()
+        .map(rows -> rows.iterator().next().getLong("v"));
+  }
+
+  private static Cert map(Row r, boolean withDer) {
+    Buffer der = withDer ? r.getBuffer("certificate") : null;
+    return new Cert(r.getString("serial"), r.getString("node_id"), r.getString("team"), r.getString("environment"),
+        r.getString("spki_sha256"), r.getString("wireguard_key"), r.getString("issuer"), Sql.instant(r, "not_before"),
+        Sql.instant(r, "not_after"), Sql.instant(r, "issued_at"), Sql.instant(r, "revoked_at"), r.getString("reason"),
+        der == null ? null : der.getBytes());
+  }
+}

@@ -1,0 +1,159 @@
+package io.meshplane.meshca;
+
+import io.meshplane.audit.Actor;
+import io.meshplane.audit.AuditEvent;
+import io.meshplane.audit.AuditLog;
+import io.meshplane.common.BoundedWork;
+import io.meshplane.common.Refusal;
+import io.meshplane.common.RequestInfo;
+import io.vertx.core.Context;
+import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import java.io.IOException;
+import java.math.BigInteger;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Date;
+import java.util.concurrent.ThreadLocalRandom;
+import org.bouncycastle.asn1.ASN1ObjectIdentifier;
+import org.bouncycastle.asn1.DEROctetString;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x509.CRLDistPoint;
+import org.bouncycastle.asn1.x509.DistributionPoint;
+import org.bouncycastle.asn1.x509.DistributionPointName;
+import org.bouncycastle.asn1.x509.ExtendedKeyUsage;
+import org.bouncycastle.asn1.x509.Extension;
+import org.bouncycastle.asn1.x509.GeneralName;
+import org.bouncycastle.asn1.x509.GeneralNames;
+import org.bouncycastle.asn1.x509.KeyPurposeId;
+import org.bouncycastle.asn1.x509.KeyUsage;
+import org.bouncycastle.asn1.x509.SubjectPublicKeyInfo;
+import org.bouncycastle.cert.X509CertificateHolder;
+import org.bouncycastle.cert.X509v3CertificateBuilder;
+import org.bouncycastle.cert.jcajce.JcaX509ExtensionUtils;
+
+/**
+ * CSR → node certificate. A CSR is checked ({@link Csrs}), counted against the cluster-wide
+ * {@link SigningBudget}, signed by the active intermediate, and recorded with its audit event in one
+ * transaction. Parsing, checking and signing run on the bounded signing pool ({@link BoundedWork}: one
+ * CSR per node at a time), never on an event loop; a CSR over the budget, or one the full pool cannot
+ * take, is {@link MeshcaModule.Issuance.Deferred deferred} with the seconds to wait.
+ *
+ * <p>The certificate: serial 128 random bits; subject {@code CN=<node id>}; URI SAN
+ * {@code spiffe://<trust domain>/team/<t>/env/<e>/node/<id>} and IP SAN the mesh address; the node's
+ * WireGuard key in the non-critical extension {@link #WIREGUARD_KEY_OID}; notBefore 5 minutes back,
+ * notAfter {@code meshca.node_lifetime} ahead; digitalSignature; client and server auth; AKI and SKI; a
+ * CRL distribution point ({@code meshca.crl_url}); ECDSA-SHA256 by the intermediate.
+ */
+final class NodeSigner {
+  /**
+   * The extension that records the node's WireGuard public key (an OCTET STRING of its 32 bytes). An
+   * OID under {@code 2.25} (ITU-T X.667: an OID made of a UUID, 43dd455c-12f4-47f0-9371-6b92621cc074,
+   * needs no registration), so it can never collide with an assigned one.
+   */
+  static final ASN1ObjectIdentifier WIREGUARD_KEY_OID = new ASN1ObjectIdentifier("2.25.90207180104445211470672057157098979444");
+
+  /** What the signing pool hands back: a certificate to record, or the seconds to wait. */
+  private record Signed(CertificateRepository.Cert row, String pem, Instant renewAfter, int retryAfter) {}
+
+  private final Pool pool;
+  private final CertificateRepository certificates;
+  private final Authorities authorities;
+  private final SigningBudget budget;
+  private final BoundedWork work;
+  private final AuditLog audit;
+  private final String trustDomain;
+  private final Duration lifetime;
+  private final String crlUrl;
+  private final io.micrometer.core.instrument.Counter issued;
+  private final io.micrometer.core.instrument.Counter deferred;
+
+  NodeSigner(Pool pool, CertificateRepository certificates, Authorities authorities, SigningBudget budget, BoundedWork work, AuditLog audit,
+      String trustDomain, Duration lifetime, String crlUrl, io.micrometer.core.instrument.MeterRegistry registry) {
+    this.issued = io.micrometer.core.instrument.Counter.builder("mesh.meshca.certificates.issued")
+        .description("Node certificates this replica signed and recorded").register(registry);
+    this.deferred = io.micrometer.core.instrument.Counter.builder("mesh.meshca.signatures.deferred")
+        .description("CSRs deferred by this replica: over the cluster-wide signing budget, or the signing pool full").register(registry);
+    this.pool = pool;
+    this.certificates = certificates;
+    this.authorities = authorities;
+    this.budget = budget;
+    this.work = work;
+    this.audit = audit;
+    this.trustDomain = trustDomain;
+    this.lifetime = lifetime;
+    this.crlUrl = crlUrl;
+  }
+
+  /** See {@link MeshcaModule#issue}. */
+  Future<MeshcaModule.Issuance> issue(Actor actor, RequestInfo request, MeshcaModule.NodeIdentity node, String csr) {
+    Authorities.Hierarchy h = authorities.current();
+    if (h == null) return Future.failedFuture(Refusal.unavailable("meshca_starting", "MeshCA has not loaded its hierarchy yet", 5));
+    return work.<Signed>submit(node.nodeId(), node.team() + "/" + node.environment(), "certificate signature", deadline -> {
+      SubjectPublicKeyInfo spki = Csrs.check(csr);
+      int wait = budget.take();
+      if (wait > 0) return new Signed(null, null, null, wait);
+      deadline.check();
+      return sign(h, node, spki, Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS));
+    }).recover(t -> {
+      // the pool is full (this replica) or this node already has a CSR in flight: the same answer as the budget's
+      if (t instanceof Refusal r && (r.kind() == Refusal.Kind.RATE_LIMITED || "busy".equals(r.code()))) {
+        return Future.succeededFuture(new Signed(null, null, null, Math.max(1, r.retryAfterSeconds())));
+      }
+      return Future.failedFuture(t);
+    }).compose(s -> {
+      if (s.row() == null) {
+        deferred.increment();
+        return Future.succeededFuture(new MeshcaModule.Issuance.Deferred(s.retryAfter()));
+      }
+      CertificateRepository.Cert c = s.row();
+      JsonObject details = new JsonObject().put("serial", c.serial()).put("spiffe_id", node.spiffeId(trustDomain))
+          .put("not_after", c.notAfter().toString()).put("issuer", c.issuer()).put("wireguard_key", c.wireguardKey());
+      AuditEvent e = AuditEvent.of(actor, request, "meshca.issue", "node", node.nodeId(), AuditEvent.SUCCESS, node.team(), node.environment())
+          .with(details);
+      return pool.withTransaction(tx -> certificates.insert(tx, c).compose(v -> audit.record(tx, e)))
+          .map(v -> {
+            issued.increment();
+            return (MeshcaModule.Issuance) new MeshcaModule.Issuance.Issued(c.serial(), s.pem(), h.chainPem(), c.notBefore(), c.notAfter(), s.renewAfter(), h.bundleVersion());
+          });
+    });
+  }
+
+  /** Builds and signs the certificate (the signing pool's thread). */
+  private Signed sign(Authorities.Hierarchy h, MeshcaModule.NodeIdentity node, SubjectPublicKeyInfo spki, Instant now) {
+    if (Context.isOnEventLoopThread()) throw new IllegalStateException("NodeSigner.sign on an event loop");
+    X509CertificateHolder issuer = h.intermediate().certificate();
+    BigInteger serial = Pki.serial();
+    Instant notBefore = now.minus(Pki.SKEW);
+    Instant notAfter = now.plus(lifetime);
+    if (notAfter.isAfter(issuer.getNotAfter().toInstant())) notAfter = issuer.getNotAfter().toInstant();
+    X509v3CertificateBuilder b = new X509v3CertificateBuilder(issuer.getSubject(), serial, Date.from(notBefore), Date.from(notAfter),
+        new X500Name("CN=" + node.nodeId()), spki);
+    byte[] der;
+    try {
+      JcaX509ExtensionUtils ext = new JcaX509ExtensionUtils();
+      b.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(new GeneralName[] {
+          new GeneralName(GeneralName.uniformResourceIdentifier, node.spiffeId(trustDomain)),
+          new GeneralName(GeneralName.iPAddress, node.meshAddress())}));
+      b.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature));
+      b.addExtension(Extension.extendedKeyUsage, false,
+          new ExtendedKeyUsage(new KeyPurposeId[] {KeyPurposeId.id_kp_clientAuth, KeyPurposeId.id_kp_serverAuth}));
+      b.addExtension(Extension.subjectKeyIdentifier, false, ext.createSubjectKeyIdentifier(spki));
+      b.addExtension(Extension.authorityKeyIdentifier, false, ext.createAuthorityKeyIdentifier(issuer.getSubjectPublicKeyInfo()));
+      b.addExtension(Extension.cRLDistributionPoints, false, new CRLDistPoint(new DistributionPoint[] {new DistributionPoint(
+          new DistributionPointName(new GeneralNames(new GeneralName(GeneralName.uniformResourceIdentifier, crlUrl))), null, null)}));
+      b.addExtension(WIREGUARD_KEY_OID, false, new DEROctetString(node.wireguardKeyBytes()));
+      der = b.build(Pki.signer(h.intermediate().key())).getEncoded();
+      byte[] spkiDer = spki.getEncoded();
+      // renewal at a random point of 30-50 % of the lifetime: renewals spread, and an outage of half the lifetime expires nothing
+      long life = Duration.between(now, notAfter).toMillis();
+      Instant renewAfter = now.plusMillis((long) (life * (0.30 + 0.20 * ThreadLocalRandom.current().nextDouble())));
+      CertificateRepository.Cert row = new CertificateRepository.Cert(Pki.hex(serial), node.nodeId(), node.team(), node.environment(),
+          Pki.sha256Hex(spkiDer), node.wireguardKey(), h.intermediate().id(), notBefore, notAfter, now, null, null, der);
+      return new Signed(row, Pki.pem("CERTIFICATE", der), renewAfter, 0);
+    } catch (IOException | java.security.GeneralSecurityException e) {
+      throw new IllegalStateException("building a node certificate failed: " + e.getMessage());
+    }
+  }
+}

@@ -1,0 +1,97 @@
+package io.meshplane.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.meshplane.access.Surface;
+import io.meshplane.app.Meshplane;
+import io.meshplane.audit.Actor;
+import io.meshplane.common.Ids;
+import io.meshplane.common.RequestInfo;
+import io.meshplane.meshca.MeshcaModule;
+import io.meshplane.testing.Http;
+import io.meshplane.testing.Nodes;
+import io.meshplane.testing.TestCluster;
+import io.meshplane.testing.Tokens;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.ext.web.client.HttpResponse;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.spec.ECGenParameterSpec;
+import java.util.Base64;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
+import org.bouncycastle.pkcs.jcajce.JcaPKCS10CertificationRequestBuilder;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The MeshCA routes answer as openapi.yaml says (requests and answers validated), the refusals too. */
+@Timeout(120)
+class OpenApiMeshcaContractTest {
+  static TestCluster cluster;
+  static Meshplane app;
+  static Http http;
+  static ContractCheck contract;
+
+  @BeforeAll
+  static void start() {
+    cluster = TestCluster.started(1);
+    app = cluster.replica(0);
+    http = cluster.http();
+    contract = new ContractCheck(http, app.coordinatorPort(), http.get(app.coordinatorPort(), Meshplane.OPENAPI_PATH).bodyAsString());
+  }
+
+  @AfterAll
+  static void stop() {
+    if (cluster != null) cluster.close();
+  }
+
+  static String issue(String nodeId) throws Exception {
+    KeyPairGenerator g = KeyPairGenerator.getInstance("EC");
+    g.initialize(new ECGenParameterSpec("secp256r1"));
+    KeyPair pair = g.generateKeyPair();
+    byte[] der = new JcaPKCS10CertificationRequestBuilder(new X500Name("CN=x"), pair.getPublic())
+        .build(new JcaContentSignerBuilder("SHA256withECDSA").build(pair.getPrivate())).getEncoded();
+    MeshcaModule.NodeIdentity node = new MeshcaModule.NodeIdentity(nodeId, "ca", "prod", "100.64.3.4", Nodes.key());
+    MeshcaModule.Issuance out = app.meshca().issue(new Actor("node", nodeId, "n"), RequestInfo.NONE, node,
+        Base64.getEncoder().encodeToString(der)).toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+    return ((MeshcaModule.Issuance.Issued) out).serial();
+  }
+
+  static HttpResponse<Buffer> check(String method, String path, String bearer, String body, String query, int expect) {
+    HttpResponse<Buffer> resp = contract.exchange(method, path, bearer, body, query, null);
+    assertEquals(expect, resp.statusCode(), method + " " + path + "?" + query + " -> " + resp.bodyAsString());
+    return resp;
+  }
+
+  @Test
+  void theMeshcaRoutesAnswerAsTheDocumentSays() throws Exception {
+    String root = cluster.admin();
+    String monitoring = Tokens.issue(app, "ca", "prod", Surface.MONITORING).jwt();
+    String nodeId = Ids.next("nd");
+    String serial = issue(nodeId);
+    issue(nodeId);
+
+    check("GET", "/v1/meshca/bundle", monitoring, null, null, 200);
+    check("GET", "/v1/meshca/crl", monitoring, null, "format=pem", 200);
+    check("GET", "/v1/meshca/crl", monitoring, null, "format=xml", 400);
+    String cursor = check("GET", "/v1/meshca/certificates", monitoring, null, "limit=1&node=" + nodeId + "&state=valid", 200)
+        .bodyAsJsonObject().getString("next_cursor");
+    check("GET", "/v1/meshca/certificates", monitoring, null, "limit=1&cursor=" + URLEncoder.encode(cursor, StandardCharsets.UTF_8), 200);
+    check("GET", "/v1/meshca/certificates", monitoring, null, "expiring_within=48h", 200);
+    check("GET", "/v1/meshca/certificates", monitoring, null, "expiring_within=soon", 400);
+    check("GET", "/v1/meshca/certificates/" + serial, monitoring, null, null, 200);
+    check("GET", "/v1/meshca/certificates/" + "0".repeat(32), monitoring, null, null, 404);
+    check("POST", "/v1/meshca/certificates/" + serial + "/revoke", monitoring, "{\"reason\":\"superseded\"}", null, 403);
+    check("POST", "/v1/meshca/certificates/" + serial + "/revoke", root, "{\"reason\":\"bored\"}", null, 400);
+    check("POST", "/v1/meshca/certificates/" + serial + "/revoke", root, "{\"reason\":\"superseded\"}", null, 200);
+    check("POST", "/v1/meshca/certificates/" + serial + "/revoke", root, "{\"reason\":\"superseded\"}", null, 409);
+    check("GET", "/v1/meshca/certificates", monitoring, null, "state=revoked", 200);
+    assertEquals(List.of(), contract.findings());
+  }
+}
