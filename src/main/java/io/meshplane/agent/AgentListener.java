@@ -77,6 +77,7 @@ final class AgentListener {
         .put("ingress", s.ingress())
         .put("services", s.services())
         .put("watch", agent.watchInfo())
+        .put("certificate", s.pki() == null ? null : s.pki().info(now))
         .put("agent_version", AgentSession.AGENT_VERSION)
         .put("uptime_s", (now - agent.startedAtMs()) / 1000);
   }

@@ -33,7 +33,8 @@ final class AgentMetrics {
 
   /** The values read at scrape time. */
   record Gauges(boolean enrolled, boolean ready, int peers, long peersVersion, int aclRules, long aclVersion,
-      double lastSuccessAgeSeconds, double intervalSeconds, int consecutiveFailures, double startTimeSeconds, boolean watchOpen) {}
+      double lastSuccessAgeSeconds, double intervalSeconds, int consecutiveFailures, double startTimeSeconds, boolean watchOpen,
+      Long certificateExpirySeconds) {}
 
   /** A watch stream attempt's outcome: {@code opened}, {@code refused} (an HTTP status), {@code error} (no answer). */
   void watchConnect(String outcome) {
@@ -108,6 +109,10 @@ final class AgentMetrics {
       sb.append("mesh_agent_watch_messages_total{type=\"").append(t).append("\"} ").append(sum(watchMessages, t)).append('\n');
     }
     gauge(sb, "mesh_agent_watch_open", "1 while the watch stream is open.", g.watchOpen() ? 1 : 0);
+    if (g.certificateExpirySeconds() != null) {
+      gauge(sb, "mesh_agent_certificate_expiry_seconds", "Seconds until the node's MeshCA certificate expires (negative once it has); absent before the first.",
+          g.certificateExpirySeconds());
+    }
     gauge(sb, "mesh_agent_enrolled", "1 when the node holds a credential.", g.enrolled() ? 1 : 0);
     gauge(sb, "mesh_agent_ready", "1 when enrolled and a heartbeat was accepted within 3 intervals (what /readyz says).", g.ready() ? 1 : 0);
     gauge(sb, "mesh_agent_peers", "Peers currently held.", g.peers());

@@ -50,6 +50,9 @@ final class AgentSession {
 
     /** A command that cannot be answered (an id that is not an operation id): never executed, never reported. */
     default void ignoredCommand(String why) {}
+
+    /** An answer's {@code pki} block changed what the node holds (a certificate adopted or refused, a bundle, revocations, a deferral). */
+    default void pki(AgentPki.Applied applied) {}
   }
 
   private static final Events SILENT = new Events() {};
@@ -76,6 +79,9 @@ final class AgentSession {
   private long aclVersion = -1;
   private JsonArray aclRules;
   private int aclRuleCount;
+
+  /** The node's MeshCA certificate; null when the session asks for none (a simulator without --certificates). */
+  private AgentPki pki;
 
   /** null before the first command (or a restored ledger). */
   private CommandRunner commands;
@@ -190,6 +196,13 @@ final class AgentSession {
       aclRuleCount = rules.size();
       aclRules = simulated ? null : rules;
     }
+    if (pki != null && a.getValue("pki") instanceof JsonObject p) {
+      AgentPki.Applied applied = pki.apply(p, System.currentTimeMillis());
+      if (applied.any()) {
+        dirty |= DIRTY_STATE;
+        events.pki(applied);
+      }
+    }
     if (assignments.applyIngress(a.getValue("ingress"))) dirty |= DIRTY_STATE;
     assignments.applyServices(a.getValue("services"));
     Object given = a.getValue("commands");
@@ -290,10 +303,22 @@ final class AgentSession {
     dirty |= parts;
   }
 
-  /** What survives a restart besides identity and key: {@code {relay, drained, commands}}. */
+  /** What survives a restart besides identity and key: {@code {relay, drained, commands, pki}} (pki holds the certificate's private key). */
   JsonObject persistentState() {
-    return new JsonObject().put("relay", relay).put("drained", assignments.drainedJson())
+    JsonObject j = new JsonObject().put("relay", relay).put("drained", assignments.drainedJson())
         .put("commands", commands == null ? new JsonArray() : commands.toJson());
+    if (pki != null) j.put("pki", pki.toJson());
+    return j;
+  }
+
+  /** The session asks MeshCA for a certificate (the agent by default; a simulator with --certificates). */
+  void usePki(AgentPki p) {
+    this.pki = p;
+  }
+
+  /** The node's certificate state, or null when the session asks for none. */
+  AgentPki pki() {
+    return pki;
   }
 
   /** Restores what {@link #persistentState()} wrote. */
@@ -302,6 +327,7 @@ final class AgentSession {
     if (state.getValue("relay") instanceof String r && LABEL.matcher(r).matches()) relay = r;
     if (state.getValue("drained") instanceof JsonArray d) assignments.restoreDrained(d);
     if (state.getValue("commands") instanceof JsonArray c && !c.isEmpty()) commands = new CommandRunner(CommandLedger.fromJson(c));
+    if (pki != null && state.getValue("pki") instanceof JsonObject p) pki = AgentPki.restore(p, System.currentTimeMillis());
   }
 
   // ---- what the node holds (for /info, metrics, tests) ----

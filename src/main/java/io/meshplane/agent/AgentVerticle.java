@@ -113,6 +113,7 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
     } else if (settings.enrollToken() == null) {
       throw new IOException("the node is not enrolled yet (no credential in " + dir.path() + "): --enroll-token is needed");
     }
+    s.usePki(new AgentPki());
     s.restore(dir.read(StateDir.STATE));
     return s;
   }
@@ -341,6 +342,17 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
   }
 
   @Override
+  public void pki(AgentPki.Applied a) {
+    AgentPki p = session.pki();
+    long now = System.currentTimeMillis();
+    if (a.adopted()) LOG.info("{} certificate {} adopted: {}", tag(), p.serial(), p.info(now).encode());
+    if (a.refused() != null) LOG.warn("{} issued certificate refused ({}); a new CSR in {} s", tag(), a.refused(), AgentPki.RETRY_MS / 1000);
+    if (a.deferredS() > 0) LOG.info("{} certificate deferred by the coordinator's signing budget: CSR again in {} s", tag(), a.deferredS());
+    if (a.bundle()) LOG.info("{} trust bundle updated", tag());
+    if (a.revocations()) LOG.info("{} revocation list at version {}", tag(), p.revocationsVersion());
+  }
+
+  @Override
   public void ignoredCommand(String why) {
     LOG.warn("{} ignored {}", tag(), why);
   }
@@ -397,7 +409,7 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
     return new AgentMetrics.Gauges(enrolled, notReady(nowMs) == null, s == null ? 0 : s.peerCount(), s == null ? -1 : s.peersVersion(),
         s == null ? 0 : s.aclRuleCount(), s == null ? -1 : s.aclVersion(), Math.max(0, nowMs - since) / 1000.0,
         (s == null ? AgentSession.DEFAULT_INTERVAL_MS : s.intervalMs(0)) / 1000.0, s == null ? 0 : s.failures(), startedAtMs / 1000.0,
-        watch != null && watch.open());
+        watch != null && watch.open(), s == null || s.pki() == null ? null : s.pki().expiresInSeconds(nowMs));
   }
 
   List<Coordinators.Target> targets() {

@@ -84,6 +84,8 @@ final class HeartbeatBody {
       }
       sb.append(']');
     }
+    AgentPki pki = s.pki();
+    if (pki != null) pki.write(sb, nowMs, s.publicKey());
     PeerBook peers = s.peers();
     long aclVersion = s.aclVersion();
     if (peers != null || aclVersion >= 0) {

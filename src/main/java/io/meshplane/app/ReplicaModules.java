@@ -65,7 +65,8 @@ final class ReplicaModules {
     // MeshCA follows the change log (its revocation list) and records in the audit trail
     meshca = new io.meshplane.meshca.MeshcaModule(vertx, hz, p, reads, changes, audit.log(), cursors, observability.mesh().registry(),
         config.meshca());
-    heartbeat = new HeartbeatModule(vertx, hz, p, reads, changes, policy, ops, observability.mesh(), cursors, new HeartbeatModule.Settings(
+    heartbeat = new HeartbeatModule(vertx, hz, p, reads, changes, policy, ops, meshca.nodePki(), observability.mesh(), cursors,
+        new HeartbeatModule.Settings(
         config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog(), config.pendingTtl()));
     ownerHint = heartbeat.ownerHint();
     // after the policy and operations features: its follower of the change log sees each entry after theirs

@@ -49,6 +49,7 @@ public final class HeartbeatModule implements Module, NodeJournal {
   private final Quarantine quarantine = new Quarantine();
   private final NodePolicy policy;
   private final NodeWork work;
+  private final io.meshplane.node.NodePki pki;
   private final LiveOwners owners;
   private volatile String writeBehindDeployment;
   private long unconfirmedTimer = -1;
@@ -59,10 +60,12 @@ public final class HeartbeatModule implements Module, NodeJournal {
   /**
    * @param policy where heartbeat answers get their relay, peers and acl
    * @param work where they get services, ingress and commands, and where command results go
+   * @param pki where they get the {@code pki} block, and where a CSR goes
    */
   public HeartbeatModule(Vertx vertx, HazelcastInstance hz, Pool pool, Pool reads, ChangeLog.Feed changes, NodePolicy policy, NodeWork work,
-      MeshMetrics metrics, Cursors cursors, Settings settings) {
+      io.meshplane.node.NodePki pki, MeshMetrics metrics, Cursors cursors, Settings settings) {
     this.policy = policy;
+    this.pki = pki;
     this.work = work;
     this.vertx = vertx;
     this.hz = hz;
@@ -128,7 +131,7 @@ public final class HeartbeatModule implements Module, NodeJournal {
     if (api.forMachines()) {
       HeartbeatBatcher batcher = new HeartbeatBatcher(vertx.getOrCreateContext(), live.map(), HEARTBEAT_MAX_BATCH,
           metrics.heartbeatBatchSize, metrics.heartbeatStoreRetries);
-      HeartbeatRoutes.mount(api, new HeartbeatService(batcher, metrics, settings.interval().toSeconds(), owners, policy, work));
+      HeartbeatRoutes.mount(api, new HeartbeatService(batcher, metrics, settings.interval().toSeconds(), owners, policy, work, pki));
     }
     EventRoutes.mount(api, new EventService(repository), cursors);
   }

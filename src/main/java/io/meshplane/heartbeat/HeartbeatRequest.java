@@ -3,6 +3,7 @@ package io.meshplane.heartbeat;
 import io.meshplane.common.Fields;
 import io.meshplane.common.Ids;
 import io.meshplane.node.NodeFormats;
+import io.meshplane.node.NodePki;
 import io.meshplane.node.Telemetry;
 import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
@@ -25,7 +26,11 @@ public record HeartbeatRequest(
     String telemetry,
     List<JsonObject> commandResults,
     long knownPeers,
-    long knownAcl) {
+    long knownAcl,
+    NodePki.Report pki) {
+
+  /** A CSR's base64 at most (a P-256 or Ed25519 CSR is about 300-700 characters, as PEM or base64). */
+  static final int MAX_CSR_CHARS = 8192;
 
   private static final Set<String> INGRESS_STATES = Set.of("active", "draining", "drained");
   private static final Set<String> RESULT_STATES = Set.of("succeeded", "failed");
@@ -83,16 +88,73 @@ public record HeartbeatRequest(
         knownAcl = version(f, k, "acl");
       }
     }
+    NodePki.Report pki = null;
+    Object p = body.getValue("pki");
+    if (p != null) {
+      if (!(p instanceof JsonObject pk)) {
+        f.error("pki", "must be an object");
+      } else {
+        pki = pki(f, pk);
+      }
+    }
     f.check();
     return new HeartbeatRequest(endpoints, key, relay, routes, services, ingress, telemetry,
-        results, knownPeers, knownAcl);
+        results, knownPeers, knownAcl, pki);
+  }
+
+  /** The {@code pki} block (API.md §11): every member optional; shapes only (the CSR is read off the event loop). */
+  private static NodePki.Report pki(Fields f, JsonObject pk) {
+    String serial = null;
+    Object s = pk.getValue("serial");
+    if (s != null) {
+      if (s instanceof String hex && hex.length() >= 1 && hex.length() <= 40 && hex.chars().allMatch(c -> c >= '0' && c <= '9' || c >= 'a' && c <= 'f')) {
+        serial = hex;
+      } else {
+        f.error("pki.serial", "must be the certificate's serial as 1-40 lower-case hex digits");
+      }
+    }
+    long notAfter = -1;
+    Object na = pk.getValue("not_after");
+    if (na != null) {
+      try {
+        if (!(na instanceof String t) || t.length() > 40) throw new java.time.format.DateTimeParseException("", "", 0);
+        notAfter = java.time.Instant.parse(t).toEpochMilli();
+      } catch (java.time.format.DateTimeParseException | ArithmeticException e) {
+        f.error("pki.not_after", "must be an RFC 3339 time in UTC, e.g. 2026-11-28T04:00:00Z");
+      }
+    }
+    String bundle = null;
+    Object bv = pk.getValue("bundle");
+    if (bv != null) {
+      if (bv instanceof String v && !v.isEmpty() && v.length() <= 64 && v.chars().allMatch(ch -> ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '-')) {
+        bundle = v;
+      } else {
+        f.error("pki.bundle", "must be a bundle version as an answer gave it (1-64 characters a-z, 0-9, -)");
+      }
+    }
+    long revocations = version(f, pk, "revocations", "pki.");
+    String csr = null;
+    Object c = pk.getValue("csr");
+    if (c != null) {
+      // its content is read on MeshCA's signing pool, never here
+      if (!(c instanceof String b64) || b64.isEmpty() || b64.length() > MAX_CSR_CHARS) {
+        f.error("pki.csr", "must be a PKCS#10 CSR (PEM, or base64 of its DER), at most " + MAX_CSR_CHARS + " characters");
+      } else {
+        csr = b64;
+      }
+    }
+    return new NodePki.Report(serial, notAfter, bundle, revocations, csr);
   }
 
   private static long version(Fields f, JsonObject known, String key) {
-    Object v = known.getValue(key);
+    return version(f, known, key, "known.");
+  }
+
+  private static long version(Fields f, JsonObject in, String key, String prefix) {
+    Object v = in.getValue(key);
     if (v == null) return -1;
     if (!(v instanceof Integer || v instanceof Long) || ((Number) v).longValue() < 0) {
-      f.error("known." + key, "must be a whole number >= 0");
+      f.error(prefix + key, "must be a whole number >= 0");
       return -1;
     }
     return ((Number) v).longValue();

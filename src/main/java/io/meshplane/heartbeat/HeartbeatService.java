@@ -6,6 +6,7 @@ import io.meshplane.common.Refusal;
 import io.meshplane.common.RequestInfo;
 import io.meshplane.common.Times;
 import io.meshplane.node.NodeKeys;
+import io.meshplane.node.NodePki;
 import io.meshplane.node.NodePolicy;
 import io.meshplane.node.NodeWork;
 import io.meshplane.node.OwnerHint;
@@ -39,11 +40,14 @@ final class HeartbeatService {
   private final MeshMetrics metrics;
   private final NodePolicy policy;
   private final NodeWork work;
+  private final NodePki pki;
   private final String interval;
   private final OwnerHint owner;
 
-  HeartbeatService(HeartbeatBatcher batcher, MeshMetrics metrics, long intervalSeconds, OwnerHint owner, NodePolicy policy, NodeWork work) {
+  HeartbeatService(HeartbeatBatcher batcher, MeshMetrics metrics, long intervalSeconds, OwnerHint owner, NodePolicy policy, NodeWork work,
+      NodePki pki) {
     this.batcher = batcher;
+    this.pki = pki;
     this.owner = owner;
     this.metrics = metrics;
     this.policy = policy;
@@ -72,6 +76,16 @@ final class HeartbeatService {
         return Future.failedFuture(new Denied(NodeKeys.inUse(), id));
       }
     }
+    NodePki.Report report = hb.pki();
+    if (report != null && report.csr() != null) {
+      // the one heartbeat that does more than a map write: the CSR is checked and signed on MeshCA's pool first, so that
+      // a CSR that cannot be signed refuses the heartbeat (400 naming pki.csr) before anything of it is stored
+      return pki.issue(caller, request.get(), id, hb.publicKey(), report).compose(issued -> store(caller, id, hb, request, issued));
+    }
+    return store(caller, id, hb, request, null);
+  }
+
+  private Future<Buffer> store(Caller caller, String id, HeartbeatRequest hb, Supplier<RequestInfo> request, Buffer issued) {
     long now = System.currentTimeMillis();
     LiveNode live = new LiveNode(now, true, orEmpty(hb.endpoints()), hb.publicKey() == null ? "" : hb.publicKey(),
         hb.relay() == null ? "" : hb.relay(), orEmpty(hb.routes()), hb.telemetry(), hb.knownPeers(), hb.knownAcl(),
@@ -92,6 +106,7 @@ final class HeartbeatService {
           // owner affinity: "coordinator":"<url>", (its trailing comma keeps the next field valid) or nothing
           owner.append(id, out);
           policy.answer(id, hb.knownPeers(), hb.knownAcl(), out);
+          pki.answer(id, hb.pki(), issued, out);
           work.answer(id, out);
           return out;
         });
