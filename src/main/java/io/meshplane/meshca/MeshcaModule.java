@@ -118,6 +118,7 @@ public final class MeshcaModule implements Module {
   private final Revocations revocations;
   private final BoundedWork work;
   private final NodeSigner signer;
+  private final HeartbeatPki nodePki;
   private final MeshcaService service;
   private final Cursors cursors;
 
@@ -132,6 +133,7 @@ public final class MeshcaModule implements Module {
     this.work = new BoundedWork(vertx, "meshca-signing", SIGNING, registry);
     this.signer = new NodeSigner(pool, certificates, authorities, new SigningBudget(hz, settings.maxSignaturesPerSecond()), work, audit,
         settings.trustDomain(), settings.nodeLifetime(), settings.crlUrl(), registry);
+    this.nodePki = new HeartbeatPki(pool, signer, authorities::current, revocations, settings.renewalGrace());
     this.service = new MeshcaService(pool, certificates, authorities, revocations, audit, changes, settings.trustDomain());
   }
 
@@ -171,6 +173,11 @@ public final class MeshcaModule implements Module {
    */
   public Future<Issuance> issue(Actor actor, RequestInfo request, NodeIdentity node, String csr) {
     return signer.issue(actor, request, node, csr);
+  }
+
+  /** What the heartbeat (and the watch stream) ask of MeshCA: the answer's {@code pki} block, and certificates for CSRs. */
+  public io.meshplane.node.NodePki nodePki() {
+    return nodePki;
   }
 
   /** The trust bundle: the PEM of the roots nodes trust. */

@@ -94,4 +94,29 @@ class OpenApiMeshcaContractTest {
     check("GET", "/v1/meshca/certificates", monitoring, null, "state=revoked", 200);
     assertEquals(List.of(), contract.findings());
   }
+
+  @Test
+  void heartbeatsWithAPkiBlockAnswerAsTheDocumentSays() throws Exception {
+    Nodes.Enrolled n = Nodes.enroll(http, app.coordinatorPort(), cluster.admin(), "pki-contract", "ca", "prod");
+    String path = "/v1/nodes/" + n.id() + "/heartbeat";
+    KeyPairGenerator g = KeyPairGenerator.getInstance("EC");
+    g.initialize(new ECGenParameterSpec("secp256r1"));
+    KeyPair pair = g.generateKeyPair();
+    String csr = Base64.getEncoder().encodeToString(new JcaPKCS10CertificationRequestBuilder(new X500Name("CN=x"), pair.getPublic())
+        .build(new JcaContentSignerBuilder("SHA256withECDSA").build(pair.getPrivate())).getEncoded());
+    io.vertx.core.json.JsonObject pki = check("POST", path, n.token(), "{\"pki\":{\"csr\":\"" + csr + "\"}}", null, 200)
+        .bodyAsJsonObject().getJsonObject("pki");
+    io.vertx.core.json.JsonObject cert = pki.getJsonObject("certificate");
+    // what the node holds, reported back: both parts unchanged, no certificate
+    io.vertx.core.json.JsonObject held = new io.vertx.core.json.JsonObject().put("serial", cert.getString("serial")).put("not_after", cert.getString("not_after"))
+        .put("bundle", pki.getJsonObject("bundle").getString("version")).put("revocations", pki.getJsonObject("revocations").getLong("version"));
+    io.vertx.core.json.JsonObject again = check("POST", path, n.token(), new io.vertx.core.json.JsonObject().put("pki", held).encode(), null, 200)
+        .bodyAsJsonObject().getJsonObject("pki");
+    assertEquals(true, again.getJsonObject("bundle").getBoolean("unchanged"));
+    assertEquals(true, again.getJsonObject("revocations").getBoolean("unchanged"));
+    assertEquals(null, again.getValue("certificate"));
+    check("POST", path, n.token(), "{\"pki\":{\"csr\":\"bm90IGEgY3Ny\"}}", null, 400);
+    check("POST", path, n.token(), "{\"pki\":{\"serial\":\"XYZ\"}}", null, 400);
+    assertEquals(List.of(), contract.findings());
+  }
 }

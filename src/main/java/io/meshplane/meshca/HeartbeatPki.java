@@ -1,0 +1,117 @@
+package io.meshplane.meshca;
+
+import io.meshplane.access.Caller;
+import io.meshplane.audit.Actor;
+import io.meshplane.common.Refusal;
+import io.meshplane.common.RequestInfo;
+import io.meshplane.node.NodePki;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.Tuple;
+import java.util.function.Supplier;
+
+/**
+ * The heartbeat's side of MeshCA ({@link NodePki}): the answer's {@code pki} block from this replica's
+ * memory (the bundle and the revocation list, each encoded once per version and reused for every answer
+ * that needs it), and the certificate for a CSR through {@link NodeSigner} after one point read of the
+ * node's identity (team, environment, mesh address, current WireGuard key) by its primary key, with the
+ * expiry of its last certificate: one that expired longer ago than {@code meshca.renewal_grace} is not
+ * renewed with the agent token alone (the answer says {@code refused}: re-enroll), one within it is,
+ * with no restart of the agent.
+ */
+final class HeartbeatPki implements NodePki {
+  private record Encoded(Object version, Buffer json) {}
+
+  private final Pool pool;
+  private final NodeSigner signer;
+  private final Supplier<Authorities.Hierarchy> hierarchy;
+  private final Revocations revocations;
+  /** A node whose last certificate expired longer ago than this gets none for a CSR ({@code meshca.renewal_grace}). */
+  private final java.time.Duration grace;
+  private volatile Encoded bundle;
+  private volatile Encoded revoked;
+
+  HeartbeatPki(Pool pool, NodeSigner signer, Supplier<Authorities.Hierarchy> hierarchy, Revocations revocations, java.time.Duration grace) {
+    this.pool = pool;
+    this.grace = grace;
+    this.signer = signer;
+    this.hierarchy = hierarchy;
+    this.revocations = revocations;
+  }
+
+  @Override
+  public Future<Buffer> issue(Caller caller, RequestInfo request, String nodeId, String reportedKey, Report report) {
+    return pool.preparedQuery("SELECT team, environment, host(address) AS address, current_key, "
+            + "(SELECT max(not_after) FROM meshca_certificates c WHERE c.node_id = n.id) AS last_not_after FROM nodes n WHERE id = $1")
+        .execute(Tuple.of(nodeId))
+        .compose(rows -> {
+          if (rows.size() == 0) return Future.failedFuture(Refusal.notFound("no node " + nodeId));
+          Row r = rows.iterator().next();
+          java.time.OffsetDateTime last = r.getOffsetDateTime("last_not_after");
+          if (last != null && last.toInstant().plus(grace).isBefore(java.time.Instant.now())) {
+            // the node's last certificate expired longer ago than meshca.renewal_grace: not renewed with the agent token alone
+            return Future.succeededFuture(Buffer.buffer("\"refused\":{\"code\":\"renewal_grace_passed\",\"detail\":\"the node's last certificate expired at "
+                + last.toInstant() + ", more than meshca.renewal_grace (" + grace + ") ago: re-enroll the node\"}"));
+          }
+          MeshcaModule.NodeIdentity who;
+          try {
+            who = new MeshcaModule.NodeIdentity(nodeId, r.getString("team"), r.getString("environment"), r.getString("address"),
+                reportedKey != null ? reportedKey : r.getString("current_key"));
+          } catch (IllegalArgumentException e) {
+            return Future.failedFuture(Refusal.conflict("this node's record cannot be certified (" + e.getMessage() + ")"));
+          }
+          return signer.issue(Actor.of(caller), request, who, report.csr()).map(i -> encode(i, who.wireguardKey()));
+        });
+  }
+
+  private static Buffer encode(MeshcaModule.Issuance i, String wireguardKey) {
+    if (i instanceof MeshcaModule.Issuance.Deferred d) {
+      return Buffer.buffer("\"deferred\":{\"retry_after_s\":" + d.retryAfterSeconds() + "}");
+    }
+    MeshcaModule.Issuance.Issued c = (MeshcaModule.Issuance.Issued) i;
+    return Buffer.buffer("\"certificate\":" + new JsonObject().put("serial", c.serial()).put("pem", c.certificatePem()).put("chain", c.chainPem())
+        .put("not_before", c.notBefore().toString()).put("not_after", c.notAfter().toString()).put("renew_after", c.renewAfter().toString())
+        .put("bundle", c.bundleVersion()).put("wireguard_key", wireguardKey).encode());
+  }
+
+  @Override
+  public void answer(String nodeId, Report report, Buffer issued, Buffer out) {
+    if (report == null) return;
+    out.appendString(",\"pki\":{\"bundle\":");
+    Authorities.Hierarchy h = hierarchy.get();
+    if (h == null) {
+      out.appendString("{\"version\":\"\",\"unchanged\":true}");
+    } else if (h.bundleVersion().equals(report.bundle())) {
+      out.appendString("{\"version\":\"").appendString(h.bundleVersion()).appendString("\",\"unchanged\":true}");
+    } else {
+      Encoded b = bundle;
+      if (b == null || !b.version().equals(h.bundleVersion())) {
+        b = new Encoded(h.bundleVersion(), Buffer.buffer(new JsonObject().put("version", h.bundleVersion()).put("pem", h.bundlePem()).encode()));
+        bundle = b;
+      }
+      out.appendBuffer(b.json());
+    }
+    out.appendString(",\"revocations\":");
+    Revocations.State s = revocations.current();
+    if (s.version() == report.revocations()) {
+      out.appendString("{\"version\":").appendString(Long.toString(s.version())).appendString(",\"unchanged\":true}");
+    } else {
+      Encoded e = revoked;
+      if (e == null || e.version() != s) {
+        JsonArray items = new JsonArray();
+        for (Revocations.Revoked r : s.revoked()) {
+          items.add(new JsonObject().put("serial", r.serial()).put("spki_sha256", r.spkiSha256()).put("not_after", r.notAfter().toString()));
+        }
+        e = new Encoded(s, Buffer.buffer(new JsonObject().put("version", s.version()).put("items", items).encode()));
+        revoked = e;
+      }
+      out.appendBuffer(e.json());
+    }
+    if (issued != null) out.appendString(",").appendBuffer(issued);
+    out.appendString("}");
+  }
+}
