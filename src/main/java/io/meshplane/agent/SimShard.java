@@ -82,6 +82,7 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
     if (sim.stopping() || nextToEnroll >= sessions.length) return;
     int slot = nextToEnroll++;
     sessions[slot] = new AgentSession(sim.nodeName(node(slot)), keys.generate(), keys, true, this, System.currentTimeMillis());
+    if (settings.certificates()) sessions[slot].usePki(new AgentPki());
     // the fleet starts spread over every --coordinator (node n on URL n mod count); failover and owner hints move it from there
     sessions[slot].pacing().useCoordinator(node(slot) % coordinators.size());
     enroll(slot);
@@ -233,6 +234,13 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
         then.run();
       }
     });
+  }
+
+  @Override
+  public void pki(AgentPki.Applied applied) {
+    if (applied.adopted()) stats.certificates.increment();
+    if (applied.deferredS() > 0) stats.certificatesDeferred.increment();
+    if (applied.refused() != null) stats.certificatesRefused.increment();
   }
 
   @Override

@@ -28,6 +28,10 @@ final class SimStats {
   final LongAdder bytesIn = new LongAdder();
   final LongAdder bytesOut = new LongAdder();
   final LongAdder commands = new LongAdder();
+  /** With --certificates: certificates adopted, CSRs deferred by the signing budget, certificates or CSRs refused. */
+  final LongAdder certificates = new LongAdder();
+  final LongAdder certificatesDeferred = new LongAdder();
+  final LongAdder certificatesRefused = new LongAdder();
   private final Map<String, LongAdder> errors = new ConcurrentHashMap<>();
   private final Map<String, LongAdder> commandsByKind = new ConcurrentHashMap<>();
   private final AtomicLongArray latency = new AtomicLongArray(BUCKETS);
@@ -88,6 +92,15 @@ final class SimStats {
         bytes(ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed())) + streams(a, b, " | ");
   }
 
+  /** With --certificates, the totals so far (after {@code separator}): adopted, deferred, refused; else nothing. */
+  String certificates(String separator) {
+    long adopted = certificates.sum();
+    long deferred = certificatesDeferred.sum();
+    long refused = certificatesRefused.sum();
+    if (adopted + deferred + refused == 0) return "";
+    return separator + "certificates adopted " + adopted + " (deferred " + deferred + ", refused " + refused + ")";
+  }
+
   /** The watch streams' part of a line (after {@code separator}), or nothing without {@code --watch}. */
   private static String streams(Snapshot a, Snapshot b, String separator) {
     if (b.streams() == null) return "";
@@ -114,7 +127,7 @@ final class SimStats {
         ms(quantile(lat, 0.50)), ms(quantile(lat, 0.99)), ms(quantile(lat, 0.999)), ms(quantile(lat, 1.0)), steady(allEnrolled, end),
         errors(Map.of(), end.errors()), end.peers(),
         bytes(end.bytesIn()), bytes(end.bytesOut()), end.commands(), byKind.isEmpty() ? "" : " " + byKind,
-        cpuNanos / 1e9, cpuNanos / 1e9 / secs * 100, bytes(heap)) + streams(start, end, ", ");
+        cpuNanos / 1e9, cpuNanos / 1e9 / secs * 100, bytes(heap)) + streams(start, end, ", ") + certificates(", ");
   }
 
   /** The steady window's latency, from the moment every node had enrolled until the end. */

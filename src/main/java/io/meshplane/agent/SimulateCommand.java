@@ -94,6 +94,11 @@ public final class SimulateCommand implements Callable<Integer> {
       + "with examples), unanswered and, with --watch, not streaming; exit 4 when any is behind or unanswered")
   boolean finalCheck;
 
+  @Option(names = "--certificates", description = "every node makes its own ECDSA P-256 key (one per simulated node) and sends a real CSR in its "
+      + "heartbeats until MeshCA issues its certificate, as the agent does; the lines count certificates adopted, deferred by the signing "
+      + "budget and refused")
+  boolean certificates;
+
   @Option(names = "--allow-remote", description = "allow coordinators that are not on this machine (by default every address must be loopback)")
   boolean allowRemote;
 
@@ -161,7 +166,7 @@ public final class SimulateCommand implements Callable<Integer> {
     }
     Simulator.Watch w = new Simulator.Watch(watch, watchHttp2, streamsPerConnection, sourceAddresses);
     return new Simulator(new Simulator.Settings(targets, enrollToken, nodes, every, length, namePrefix, tags, spreadTags, concurrency, churn,
-        policyToken, w, finalCheck), System.out).run();
+        policyToken, w, finalCheck, certificates), System.out).run();
   }
 
   /** Ephemeral ports of one source address (Linux's default range 32768-60999). */

@@ -47,10 +47,11 @@ final class Simulator {
    * @param policyChurn with {@code policyToken}: every this long, the team's policy is replaced (PUT
    *     /v1/acl) so that the rules of the nodes in its grants change; {@link Duration#ZERO}: no churn
    * @param finalCheck after {@code duration}: settle, then check every node's versions ({@link FinalCheck})
+   * @param certificates every node makes its own ECDSA P-256 key and gets a MeshCA certificate through its heartbeats ({@link AgentPki})
    */
   public record Settings(List<Coordinators.Target> coordinators, String enrollToken, int nodes, Duration interval, Duration duration,
       String namePrefix, List<String> tags, int spreadTags, int concurrency, Duration policyChurn, String policyToken, Watch watch,
-      boolean finalCheck) {
+      boolean finalCheck, boolean certificates) {
     public Settings {
       coordinators = List.copyOf(coordinators);
       tags = List.copyOf(tags);
@@ -232,7 +233,7 @@ final class Simulator {
         synchronized (out) {
           if (stopping) return; // the final summary is the last line
           SimStats.Snapshot now = stats.snapshot();
-          out.println(SimStats.period(previous[0], now, (now.nanos() - start.nanos()) / 1_000_000_000L, settings.nodes()));
+          out.println(SimStats.period(previous[0], now, (now.nanos() - start.nanos()) / 1_000_000_000L, settings.nodes()) + stats.certificates(" | "));
           out.flush();
           previous[0] = now;
         }

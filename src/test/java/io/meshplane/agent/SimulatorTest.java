@@ -95,6 +95,37 @@ class SimulatorTest {
    * period (grants between the spread tags, direction and ports changing each time) and reports, for
    * each change, the version stored and how many nodes got new rules in their heartbeat answers.
    */
+  /** {@code --certificates}: every simulated node sends a real CSR for its own key and adopts the certificate MeshCA issues. */
+  @Test
+  void withCertificatesEveryNodeGetsItsOwnCertificateThroughItsHeartbeats() throws Exception {
+    Path out = dir.resolve("certs.out");
+    Path err = dir.resolve("certs.err");
+    Process p = ChildJvm.launch(dir, Map.of(), err, out, "simulate", "--coordinator", "http://127.0.0.1:" + replica.coordinatorPort(),
+        "--enroll-token", enrollToken, "--nodes", "12", "--interval", "1s", "--duration", "5s", "--name-prefix", "cert", "--tags", "tag:k",
+        "--concurrency", "4", "--certificates");
+    try {
+      assertTrue(p.waitFor(60, TimeUnit.SECONDS), "ends by itself");
+      String stdout = Files.readString(out);
+      assertEquals(0, p.exitValue(), stdout + Files.readString(err));
+      String done = stdout.lines().filter(l -> l.startsWith("[sim] done")).findFirst().orElse("");
+      assertTrue(done.contains("certificates adopted 12 (deferred 0, refused 0)"), stdout);
+      // one certificate per node, each for a key of its own
+      JsonObject list = cluster.http().get(replica.coordinatorPort(), "/v1/meshca/certificates?limit=100", cluster.admin()).bodyAsJsonObject();
+      java.util.Set<String> nodes = new java.util.HashSet<>();
+      java.util.Set<String> keys = new java.util.HashSet<>();
+      for (Object o : list.getJsonArray("items")) {
+        JsonObject c = (JsonObject) o;
+        if (!"sim".equals(c.getString("team"))) continue;
+        nodes.add(c.getString("node_id"));
+        keys.add(c.getString("spki_sha256"));
+      }
+      assertEquals(12, nodes.size(), list.encode());
+      assertEquals(nodes.size(), keys.size(), "one key per simulated node");
+    } finally {
+      p.destroyForcibly();
+    }
+  }
+
   @Test
   void policyChurnReplacesThePolicyAndReportsHowManyNodesGotNewRules() throws Exception {
     Path out = dir.resolve("churn.out");
