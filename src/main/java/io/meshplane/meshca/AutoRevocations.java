@@ -35,8 +35,10 @@ final class AutoRevocations implements NodeCertificates {
 
   @Override
   public Future<Pending> deleting(SqlClient tx, Caller caller, RequestInfo request, String nodeId) {
-    return certificates.lockUnrevoked(tx, nodeId).map(locked -> locked.isEmpty() ? Pending.NONE
-        : (t, nodes) -> revoke(t, locked, nodes, Actor.of(caller), request, "cessationOfOperation", "node.delete"));
+    // locked now (before the node's row), and looked up again at the end, after the DELETE: a certificate
+    // a CSR in flight inserted meanwhile (under the node row's key-share lock, which the DELETE waited for) is revoked too
+    return certificates.lockUnrevoked(tx, nodeId).map(locked -> (t, nodes) -> certificates.lockUnrevoked(t, nodeId)
+        .compose(all -> revoke(t, all, nodes, Actor.of(caller), request, "cessationOfOperation", "node.delete")));
   }
 
   @Override

@@ -108,6 +108,14 @@ final class CertificateRepository {
         .map(rows -> rows.size() == 0 ? null : map(rows.iterator().next(), false));
   }
 
+  /**
+   * Takes a key-share lock on node {@code nodeId}'s row in {@code tx} (a deletion waits for it; a flush
+   * does not): whether the row exists. The node feature owns the row; this only reads it.
+   */
+  static Future<Boolean> holdNode(SqlClient tx, String nodeId) {
+    return tx.preparedQuery("SELECT 1 FROM nodes WHERE id = $1 FOR KEY SHARE").execute(Tuple.of(nodeId)).map(rows -> rows.size() > 0);
+  }
+
   /** Locks node {@code nodeId}'s unexpired, unrevoked certificates in {@code tx} (serial order); the rows as they were. */
   Future<List<Cert>> lockUnrevoked(SqlClient tx, String nodeId) {
     return tx.preparedQuery("SELECT " + COLUMNS + " FROM meshca_certificates WHERE node_id = $1 AND revoked_at IS NULL AND not_after > now() "

@@ -79,7 +79,7 @@ final class HeartbeatPki implements NodePki {
           } catch (IllegalArgumentException e) {
             return Future.failedFuture(Refusal.conflict("this node's record cannot be certified (" + e.getMessage() + ")"));
           }
-          return signer.issue(Actor.of(caller), request, who, report.csr()).map(i -> encode(i, who.wireguardKey()));
+          return signer.issue(Actor.of(caller), request, who, report.csr(), true).map(i -> encode(i, who.wireguardKey()));
         });
   }
 

@@ -47,8 +47,8 @@ public interface NodeCertificates {
 
   /**
    * Locks, in {@code tx}, node {@code nodeId}'s unexpired, unrevoked certificates, before the node's row
-   * is deleted; {@link Pending#revoke} revokes them ({@code cessationOfOperation}), audited as done by
-   * {@code caller} (who deletes the node).
+   * is deleted; {@link Pending#revoke} (after the {@code DELETE}) revokes them and any a CSR in flight
+   * inserted meanwhile ({@code cessationOfOperation}), audited as done by {@code caller} (who deletes the node).
    */
   Future<Pending> deleting(SqlClient tx, Caller caller, RequestInfo request, String nodeId);
 

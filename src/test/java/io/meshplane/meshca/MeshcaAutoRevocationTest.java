@@ -131,6 +131,41 @@ class MeshcaAutoRevocationTest {
   }
 
   @Test
+  void aCsrInFlightWhileItsNodeIsDeletedIsNotIssued() throws Exception {
+    Nodes.Enrolled n = Nodes.enroll(http, port, admin, "gone-2", "team-a", "prod");
+    String csr = TestCsrs.csr(TestCsrs.pair("EC"));
+    try (Connection c = cluster.db().connect()) {
+      c.setAutoCommit(false);
+      try (Statement st = c.createStatement()) {
+        // a deletion under way: the node's row is deleted, not committed yet
+        assertEquals(1, st.executeUpdate("DELETE FROM nodes WHERE id = '" + n.id() + "'"));
+      }
+      java.util.concurrent.CompletableFuture<HttpResponse<Buffer>> answer = java.util.concurrent.CompletableFuture.supplyAsync(() ->
+          http.send(HttpMethod.POST, port, "/v1/nodes/" + n.id() + "/heartbeat", n.token(), Nodes.beat(1).put("pki", new JsonObject().put("csr", csr))));
+      // the signed certificate's insert waits for the deletion (the node row's key-share lock)
+      Await.until("the insert waiting for the deletion", 20_000, () -> waitingOnNodeLock() > 0);
+      c.commit();
+      HttpResponse<Buffer> r = answer.get(30, java.util.concurrent.TimeUnit.SECONDS);
+      assertEquals(404, r.statusCode(), r.bodyAsString());
+    }
+    try (Connection c = cluster.db().connect(); Statement st = c.createStatement();
+         ResultSet rs = st.executeQuery("SELECT count(*) FROM meshca_certificates WHERE node_id = '" + n.id() + "'")) {
+      rs.next();
+      assertEquals(0, rs.getInt(1), "no certificate for a deleted node");
+    }
+  }
+
+  static int waitingOnNodeLock() {
+    try (Connection c = cluster.db().connect(); Statement st = c.createStatement();
+         ResultSet rs = st.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR KEY SHARE%'")) {
+      rs.next();
+      return rs.getInt(1);
+    } catch (java.sql.SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Test
   void aBulkDeletionRevokesTooAndANodeWithoutCertificatesIsDeletedAsBefore(@TempDir Path dir) throws Exception {
     Nodes.Enrolled certified = Nodes.enroll(http, port, admin, "bulk-1", "team-a", "prod");
     Nodes.Enrolled plain = Nodes.enroll(http, port, admin, "bulk-2", "team-a", "prod");
@@ -197,7 +232,9 @@ class MeshcaAutoRevocationTest {
     JsonObject delta = beat(n, null, new JsonObject().put("revocations", versions.get(0))).getJsonObject("revocations");
     assertEquals(current, delta.getLong("version"), delta.encode());
     assertFalse(delta.containsKey("items"), delta.encode());
-    assertEquals(List.of(serials.get(1), serials.get(2)), serialsOf(delta.getJsonArray("added")));
+    // (the list is in (not_after, serial) order, not in the order of the revocations)
+    assertEquals(java.util.Set.of(serials.get(1), serials.get(2)), java.util.Set.copyOf(serialsOf(delta.getJsonArray("added"))));
+    assertEquals(2, delta.getJsonArray("added").size(), delta.encode());
     // at the second's: the last one only
     delta = beat(n, null, new JsonObject().put("revocations", versions.get(1))).getJsonObject("revocations");
     assertEquals(List.of(serials.get(2)), serialsOf(delta.getJsonArray("added")));
