@@ -73,8 +73,9 @@ final class ReplicaModules {
     watch = new io.meshplane.watch.WatchModule(vertx, hz, changes, policy, ops, ownerHint,
         observability.mesh().registry(), config.watch());
     auth.onDenied(watch::credentialDenied);
-    nodes = new NodeModule(p, reads, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), changes, policy, config.relays(), cursors,
-        config.addressPool());
+    // a deletion revokes the node's certificates (MeshCA's) in its transaction
+    nodes = new NodeModule(p, reads, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), changes, policy, meshca.nodeCertificates(),
+        config.relays(), cursors, config.addressPool());
     // bulk actions go through the inventory's and the operations' single-node paths, with at most a quarter
     // of the main pool's connections (4 at the default 16) held by their per-node actions
     bulk = new BulkModule(p, audit.log(), nodes.service(), ops,

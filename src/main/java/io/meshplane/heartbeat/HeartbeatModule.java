@@ -74,7 +74,8 @@ public final class HeartbeatModule implements Module, NodeJournal {
     this.cursors = cursors;
     this.settings = settings;
     this.live = new LiveState(vertx, hz);
-    this.repository = new LiveRepository(pool, reads);
+    // a flush that changes a node's key revokes its certificates of the old one (MeshCA's), in the same transaction
+    this.repository = new LiveRepository(pool, reads, pki.certificates());
     this.view = new LiveView(live);
     this.owners = new LiveOwners(vertx, hz);
     metrics.quarantinedRowsFrom(quarantine::size);

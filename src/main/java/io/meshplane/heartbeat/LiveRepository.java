@@ -4,14 +4,17 @@ import io.meshplane.access.Boundary;
 import io.meshplane.common.Sql;
 import io.meshplane.common.Times;
 import io.meshplane.changes.ChangeLog;
+import io.meshplane.node.NodeCertificates;
 import io.vertx.core.Future;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.SqlClient;
 import io.vertx.sqlclient.Tuple;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The heartbeat feature's SQL: the live columns of {@code nodes} (heartbeat time, endpoints, routes,
@@ -36,6 +39,8 @@ public final class LiveRepository {
   private final Pool pool;
 
   private final Pool reads;
+  /** MeshCA's automatic revocations: a flush that changes a node's current key revokes its certificates of the old one. */
+  private final NodeCertificates certificates;
 
   public LiveRepository(Pool pool) {
     this(pool, pool);
@@ -43,8 +48,14 @@ public final class LiveRepository {
 
   /** @param reads the read pool (its own connections, postgres.read_timeout per statement) for the events' pages */
   public LiveRepository(Pool pool, Pool reads) {
+    this(pool, reads, NodeCertificates.NONE);
+  }
+
+  /** @param certificates where a re-key revokes the node's certificates of its old key, in the flush's transaction */
+  public LiveRepository(Pool pool, Pool reads, NodeCertificates certificates) {
     this.pool = pool;
     this.reads = reads;
+    this.certificates = certificates;
   }
 
   /**
@@ -76,8 +87,29 @@ public final class LiveRepository {
    * <p>{@code knownPeers}/{@code knownAcl} are the versions the heartbeat acknowledged ({@code -1}: none
    * sent; null: leave the row's as they are). Where they differ from the row's, {@code acknowledged_at}
    * becomes this heartbeat's time (V9): when the node first acknowledged what it holds now.
+   *
+   * <p>A re-key becomes durable here, whoever asked for it (a re-key operation or the agent on its own):
+   * so a batch that carries keys runs in a transaction that first locks (MeshCA, {@link NodeCertificates#rekeying})
+   * the certificates of its nodes that record another key than the one sent, then writes the rows, and
+   * then revokes those of the nodes whose current key the statement did change (bit 16), with their
+   * {@code pki} entries: the key and the revocation of the old key's certificates commit together.
+   * Certificates first, then the rows, then the clock: the order a deletion and a revocation keep. A
+   * batch without keys (the steady state: a key is sent only when it changed) is one statement, as before.
    */
   public Future<Flushed> flush(String[] ids, Long[] heartbeats, Long[] previous, String[] endpoints, String[] routes,
+      String[] relays, String[] keys, String[] telemetry, Long[] knownPeers, Long[] knownAcl) {
+    if (certificates == NodeCertificates.NONE || Arrays.stream(keys).allMatch(k -> k == null || k.isEmpty())) {
+      return flush(pool, ids, heartbeats, previous, endpoints, routes, relays, keys, telemetry, knownPeers, knownAcl).map(Written::flushed);
+    }
+    return pool.withTransaction(tx -> certificates.rekeying(tx, ids, keys).compose(pending ->
+        flush(tx, ids, heartbeats, previous, endpoints, routes, relays, keys, telemetry, knownPeers, knownAcl).compose(w -> w.rekeyed().isEmpty()
+            ? Future.succeededFuture(w.flushed()) : pending.revoke(tx, w.rekeyed()).map(n -> w.flushed()))));
+  }
+
+  /** What the flush statement wrote, and the nodes whose current key it changed. */
+  private record Written(Flushed flushed, Set<String> rekeyed) {}
+
+  private Future<Written> flush(SqlClient client, String[] ids, Long[] heartbeats, Long[] previous, String[] endpoints, String[] routes,
       String[] relays, String[] keys, String[] telemetry, Long[] knownPeers, Long[] knownAcl) {
     String sql = """
         WITH written AS (
@@ -116,14 +148,16 @@ public final class LiveRepository {
           SELECT clock.seq, 'live', jsonb_build_object('nodes',
                  (SELECT jsonb_agg(jsonb_build_object('id', id, 'ep', ep, 'key', k, 'first', c & 40 <> 0)) FROM peer))
           FROM clock)
-        SELECT count(*) AS rows, EXISTS (SELECT 1 FROM peer) AS logged FROM written""";
-    return pool.preparedQuery(sql)
+        SELECT count(*) AS rows, EXISTS (SELECT 1 FROM peer) AS logged,
+               (SELECT array_agg(id) FROM written WHERE c & 16 <> 0) AS rekeyed FROM written""";
+    return client.preparedQuery(sql)
         .execute(Tuple.tuple().addArrayOfString(ids).addArrayOfLong(heartbeats).addArrayOfLong(previous)
             .addArrayOfString(endpoints).addArrayOfString(routes).addArrayOfString(relays).addArrayOfString(keys)
             .addArrayOfString(telemetry).addArrayOfLong(knownPeers).addArrayOfLong(knownAcl))
         .map(rows -> {
           Row r = rows.iterator().next();
-          return new Flushed(r.getInteger("rows"), r.getBoolean("logged"));
+          String[] rekeyed = r.getArrayOfStrings("rekeyed");
+          return new Written(new Flushed(r.getInteger("rows"), r.getBoolean("logged")), rekeyed == null ? Set.of() : Set.of(rekeyed));
         });
   }
 

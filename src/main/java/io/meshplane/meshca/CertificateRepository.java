@@ -108,15 +108,50 @@ final class CertificateRepository {
         .map(rows -> rows.size() == 0 ? null : map(rows.iterator().next(), false));
   }
 
+  /**
+   * Takes a key-share lock on node {@code nodeId}'s row in {@code tx} (a deletion waits for it; a flush
+   * does not): whether the row exists. The node feature owns the row; this only reads it.
+   */
+  static Future<Boolean> holdNode(SqlClient tx, String nodeId) {
+    return tx.preparedQuery("SELECT 1 FROM nodes WHERE id = $1 FOR KEY SHARE").execute(Tuple.of(nodeId)).map(rows -> rows.size() > 0);
+  }
+
+  /** Locks node {@code nodeId}'s unexpired, unrevoked certificates in {@code tx} (serial order); the rows as they were. */
+  Future<List<Cert>> lockUnrevoked(SqlClient tx, String nodeId) {
+    return tx.preparedQuery("SELECT " + COLUMNS + " FROM meshca_certificates WHERE node_id = $1 AND revoked_at IS NULL AND not_after > now() "
+            + "ORDER BY serial FOR UPDATE")
+        .execute(Tuple.of(nodeId))
+        .map(rows -> Sql.list(rows, r -> map(r, false)));
+  }
+
+  /**
+   * Locks, in {@code tx} (serial order), the unexpired, unrevoked certificates of {@code nodeIds[i]} that
+   * record a WireGuard key other than {@code keys[i]} (null or empty: the node is skipped); the rows as they were.
+   */
+  Future<List<Cert>> lockOtherKeys(SqlClient tx, String[] nodeIds, String[] keys) {
+    return tx.preparedQuery("SELECT " + COLUMNS.replaceAll("(^|, )", "$1c.") + " FROM meshca_certificates c "
+            + "JOIN UNNEST($1::text[], $2::text[]) AS u(id, key) ON c.node_id = u.id "
+            + "WHERE NULLIF(u.key, '') IS NOT NULL AND c.wireguard_key <> u.key AND c.revoked_at IS NULL AND c.not_after > now() "
+            + "ORDER BY c.serial FOR UPDATE OF c")
+        .execute(Tuple.tuple().addArrayOfString(nodeIds).addArrayOfString(keys))
+        .map(rows -> Sql.list(rows, r -> map(r, false)));
+  }
+
   Future<Void> markRevoked(SqlClient tx, String serial, Instant at, String reason, long seq) {
     return tx.preparedQuery("UPDATE meshca_certificates SET revoked_at = $2, reason = $3, revoked_seq = $4 WHERE serial = $1")
         .execute(Tuple.of(serial, Sql.odt(at), reason, seq)).mapEmpty();
   }
 
-  /** The revocations of certificates that have not expired (the partial index), for the revocation list, and its version. */
-  static Future<List<Cert>> unexpiredRevoked(SqlClient client) {
-    return client.query("SELECT " + COLUMNS + " FROM meshca_certificates WHERE revoked_at IS NOT NULL AND not_after > now() "
-        + "ORDER BY not_after, serial").execute().map(rows -> Sql.list(rows, r -> map(r, false)));
+  /**
+   * The revocations of certificates that have not expired (the partial index), for the revocation list,
+   * each with the seq of its change-log entry ({@code revoked_seq}).
+   */
+  static Future<List<Revocations.Revoked>> unexpiredRevoked(SqlClient client) {
+    return client.query("SELECT " + COLUMNS + ", revoked_seq FROM meshca_certificates WHERE revoked_at IS NOT NULL AND not_after > now() "
+        + "ORDER BY not_after, serial").execute().map(rows -> Sql.list(rows, r -> {
+          Cert c = map(r, false);
+          return new Revocations.Revoked(c.serial(), c.spkiSha256(), c.revokedAt(), c.reason(), c.notAfter(), r.getLong("revoked_seq"));
+        }));
   }
 
   /** The revocation list's version: the greatest seq of a revocation's change-log entry (0: none ever). */

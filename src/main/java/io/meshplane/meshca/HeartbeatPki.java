@@ -4,6 +4,7 @@ import io.meshplane.access.Caller;
 import io.meshplane.audit.Actor;
 import io.meshplane.common.Refusal;
 import io.meshplane.common.RequestInfo;
+import io.meshplane.node.NodeCertificates;
 import io.meshplane.node.NodePki;
 import io.vertx.core.Future;
 import io.vertx.core.buffer.Buffer;
@@ -12,6 +13,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
+import java.util.Map;
 import java.util.function.Supplier;
 
 /**
@@ -26,6 +28,15 @@ import java.util.function.Supplier;
 final class HeartbeatPki implements NodePki {
   private record Encoded(Object version, Buffer json) {}
 
+  /** Deltas are cached per list: its version and size (an expired entry left out changes the size, never the version). */
+  private record ListKey(long version, int size) {}
+
+  /** The deltas of one list, by the version they start from: the last {@link #DELTAS} asked for. */
+  private record Deltas(ListKey list, Map<Long, Buffer> from) {}
+
+  /** How many from-versions' deltas are kept encoded for the current list. */
+  static final int DELTAS = 64;
+
   private final Pool pool;
   private final NodeSigner signer;
   private final Supplier<Authorities.Hierarchy> hierarchy;
@@ -34,9 +45,13 @@ final class HeartbeatPki implements NodePki {
   private final java.time.Duration grace;
   private volatile Encoded bundle;
   private volatile Encoded revoked;
+  private volatile Deltas deltas;
+  private final NodeCertificates certificates;
 
-  HeartbeatPki(Pool pool, NodeSigner signer, Supplier<Authorities.Hierarchy> hierarchy, Revocations revocations, java.time.Duration grace) {
+  HeartbeatPki(Pool pool, NodeSigner signer, Supplier<Authorities.Hierarchy> hierarchy, Revocations revocations, java.time.Duration grace,
+      NodeCertificates certificates) {
     this.pool = pool;
+    this.certificates = certificates;
     this.grace = grace;
     this.signer = signer;
     this.hierarchy = hierarchy;
@@ -64,7 +79,7 @@ final class HeartbeatPki implements NodePki {
           } catch (IllegalArgumentException e) {
             return Future.failedFuture(Refusal.conflict("this node's record cannot be certified (" + e.getMessage() + ")"));
           }
-          return signer.issue(Actor.of(caller), request, who, report.csr()).map(i -> encode(i, who.wireguardKey()));
+          return signer.issue(Actor.of(caller), request, who, report.csr(), true).map(i -> encode(i, who.wireguardKey()));
         });
   }
 
@@ -96,22 +111,60 @@ final class HeartbeatPki implements NodePki {
       out.appendBuffer(b.json());
     }
     out.appendString(",\"revocations\":");
-    Revocations.State s = revocations.current();
-    if (s.version() == report.revocations()) {
-      out.appendString("{\"version\":").appendString(Long.toString(s.version())).appendString(",\"unchanged\":true}");
-    } else {
-      Encoded e = revoked;
-      if (e == null || e.version() != s) {
-        JsonArray items = new JsonArray();
-        for (Revocations.Revoked r : s.revoked()) {
-          items.add(new JsonObject().put("serial", r.serial()).put("spki_sha256", r.spkiSha256()).put("not_after", r.notAfter().toString()));
-        }
-        e = new Encoded(s, Buffer.buffer(new JsonObject().put("version", s.version()).put("items", items).encode()));
-        revoked = e;
-      }
-      out.appendBuffer(e.json());
-    }
+    out.appendBuffer(revocations(revocations.current(), report.revocations()));
     if (issued != null) out.appendString(",").appendBuffer(issued);
     out.appendString("}");
+  }
+
+  /**
+   * The revocations part for a node that holds version {@code held} of the list: {@code unchanged} when
+   * current; {@code added} (the entries after {@code held}) when this replica has applied every
+   * revocation since {@code held} itself ({@link Revocations.State#holdsAllSince}); the whole list
+   * ({@code items}) otherwise (none held, one older than this replica's load, one from elsewhere).
+   * The whole list is encoded once per list, each delta once per list and from-version (the last
+   * {@link #DELTAS} of them), and the same bytes go into every answer that needs them.
+   */
+  Buffer revocations(Revocations.State s, long held) {
+    if (s.version() == held) return Buffer.buffer("{\"version\":" + s.version() + ",\"unchanged\":true}");
+    ListKey key = new ListKey(s.version(), s.revoked().size());
+    if (!s.holdsAllSince(held)) {
+      Encoded e = revoked;
+      if (e == null || !e.version().equals(key)) {
+        e = new Encoded(key, Buffer.buffer(new JsonObject().put("version", s.version()).put("items", items(s, Long.MIN_VALUE)).encode()));
+        revoked = e;
+      }
+      return e.json();
+    }
+    Deltas d = deltas;
+    if (d == null || !d.list().equals(key)) {
+      d = new Deltas(key, java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<Long, Buffer>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, Buffer> eldest) {
+          return size() > DELTAS;
+        }
+      }));
+      deltas = d;
+    }
+    Buffer b = d.from().get(held);
+    if (b == null) {
+      b = Buffer.buffer(new JsonObject().put("version", s.version()).put("added", items(s, held)).encode());
+      d.from().put(held, b);
+    }
+    return b;
+  }
+
+  /** The entries of {@code s} after {@code after} (a change-log seq), as the agent reads them. */
+  private static JsonArray items(Revocations.State s, long after) {
+    JsonArray items = new JsonArray();
+    for (Revocations.Revoked r : s.revoked()) {
+      if (r.seq() <= after) continue;
+      items.add(new JsonObject().put("serial", r.serial()).put("spki_sha256", r.spkiSha256()).put("not_after", r.notAfter().toString()));
+    }
+    return items;
+  }
+
+  @Override
+  public NodeCertificates certificates() {
+    return certificates;
   }
 }

@@ -24,7 +24,7 @@ import java.util.Base64;
  * MeshCA as a module (docs/ARCHITECTURE.md, "MeshCA"): the CA hierarchy ({@link Authorities}), node
  * certificates from CSRs ({@link NodeSigner}, under the cluster-wide {@link SigningBudget}), revocation and
  * the CRL ({@link Revocations}, a follower of the change log), and the {@code /meshca} routes. The
- * heartbeat reaches it through the public methods below: {@link #issue}, {@link #bundlePem},
+ * heartbeat reaches it through the public methods below: {@link #nodePki}, {@link #nodeCertificates}, {@link #issue}, {@link #bundlePem},
  * {@link #bundleVersion}, {@link #revocationVersion}, {@link #renewalGrace}; what they take and give
  * are the nested {@link NodeIdentity} and {@link Issuance}.
  */
@@ -133,7 +133,8 @@ public final class MeshcaModule implements Module {
     this.work = new BoundedWork(vertx, "meshca-signing", SIGNING, registry);
     this.signer = new NodeSigner(pool, certificates, authorities, new SigningBudget(hz, settings.maxSignaturesPerSecond()), work, audit,
         settings.trustDomain(), settings.nodeLifetime(), settings.crlUrl(), registry);
-    this.nodePki = new HeartbeatPki(pool, signer, authorities::current, revocations, settings.renewalGrace());
+    this.nodePki = new HeartbeatPki(pool, signer, authorities::current, revocations, settings.renewalGrace(),
+        new AutoRevocations(certificates, audit));
     this.service = new MeshcaService(pool, certificates, authorities, revocations, audit, changes, settings.trustDomain());
   }
 
@@ -178,6 +179,11 @@ public final class MeshcaModule implements Module {
   /** What the heartbeat (and the watch stream) ask of MeshCA: the answer's {@code pki} block, and certificates for CSRs. */
   public io.meshplane.node.NodePki nodePki() {
     return nodePki;
+  }
+
+  /** What the inventory's deletion and the write-behind's re-key call: the automatic revocations of a node's certificates. */
+  public io.meshplane.node.NodeCertificates nodeCertificates() {
+    return nodePki.certificates();
   }
 
   /** The trust bundle: the PEM of the roots nodes trust. */

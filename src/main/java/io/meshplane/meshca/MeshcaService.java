@@ -85,7 +85,7 @@ final class MeshcaService {
       if (c.revokedAt() != null) {
         return Future.failedFuture(Refusal.conflict("certificate " + serial + " was revoked at " + c.revokedAt() + " (" + c.reason() + ")"));
       }
-      Revocations.Revoked r = new Revocations.Revoked(c.serial(), c.spkiSha256(), at, reason, c.notAfter());
+      Revocations.Revoked r = new Revocations.Revoked(c.serial(), c.spkiSha256(), at, reason, c.notAfter(), 0);
       return ChangeLog.append(tx, Revocations.KIND, r.json().put("op", "revoke").put("node_id", c.nodeId()))
           .compose(seq -> certificates.markRevoked(tx, serial, at, reason, seq)
               .compose(v -> audit.success(tx, caller, request, "meshca.revoke", Target.of("certificate", serial, null), c.team(),

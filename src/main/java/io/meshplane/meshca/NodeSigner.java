@@ -88,6 +88,16 @@ final class NodeSigner {
 
   /** See {@link MeshcaModule#issue}. */
   Future<MeshcaModule.Issuance> issue(Actor actor, RequestInfo request, MeshcaModule.NodeIdentity node, String csr) {
+    return issue(actor, request, node, csr, false);
+  }
+
+  /**
+   * As {@link #issue(Actor, RequestInfo, MeshcaModule.NodeIdentity, String)}; {@code enrolled}: the
+   * identity is an enrolled node's (the heartbeat's CSR), and the row is inserted only while the node's
+   * row exists, under its key-share lock: a deletion that began first makes this wait for its commit and
+   * then refuses (404), one that begins later waits for this insert and then revokes what it inserted.
+   */
+  Future<MeshcaModule.Issuance> issue(Actor actor, RequestInfo request, MeshcaModule.NodeIdentity node, String csr, boolean enrolled) {
     Authorities.Hierarchy h = authorities.current();
     if (h == null) return Future.failedFuture(Refusal.unavailable("meshca_starting", "MeshCA has not loaded its hierarchy yet", 5));
     return work.<Signed>submit(node.nodeId(), node.team() + "/" + node.environment(), "certificate signature", deadline -> {
@@ -112,7 +122,9 @@ final class NodeSigner {
           .put("not_after", c.notAfter().toString()).put("issuer", c.issuer()).put("wireguard_key", c.wireguardKey());
       AuditEvent e = AuditEvent.of(actor, request, "meshca.issue", "node", node.nodeId(), AuditEvent.SUCCESS, node.team(), node.environment())
           .with(details);
-      return pool.withTransaction(tx -> certificates.insert(tx, c).compose(v -> audit.record(tx, e)))
+      return pool.withTransaction(tx -> (enrolled ? CertificateRepository.holdNode(tx, node.nodeId()) : Future.succeededFuture(true))
+              .compose(held -> held ? certificates.insert(tx, c).compose(v -> audit.record(tx, e))
+                  : Future.failedFuture(Refusal.notFound("no node " + node.nodeId()))))
           .map(v -> {
             issued.increment();
             return (MeshcaModule.Issuance) new MeshcaModule.Issuance.Issued(c.serial(), s.pem(), h.chainPem(), c.notBefore(), c.notAfter(), s.renewAfter(), h.bundleVersion());

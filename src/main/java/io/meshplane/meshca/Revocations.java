@@ -40,27 +40,36 @@ final class Revocations implements ChangeLog.Follower {
       "cessationOfOperation", CRLReason.cessationOfOperation, "privilegeWithdrawn", CRLReason.privilegeWithdrawn,
       "aACompromise", CRLReason.aACompromise);
 
-  /** One revoked certificate. */
-  record Revoked(String serial, String spkiSha256, Instant revokedAt, String reason, Instant notAfter) {
+  /** One revoked certificate; {@code seq}: its change-log entry's (0 before it is appended). */
+  record Revoked(String serial, String spkiSha256, Instant revokedAt, String reason, Instant notAfter, long seq) {
     JsonObject json() {
       return new JsonObject().put("serial", serial).put("spki_sha256", spkiSha256).put("revoked_at", revokedAt.toString())
           .put("reason", reason).put("not_after", notAfter.toString());
     }
 
-    static Revoked of(JsonObject d) {
+    static Revoked of(JsonObject d, long seq) {
       return new Revoked(d.getString("serial"), d.getString("spki_sha256"), Instant.parse(d.getString("revoked_at")), d.getString("reason"),
-          Instant.parse(d.getString("not_after")));
+          Instant.parse(d.getString("not_after")), seq);
     }
   }
 
-  /** The list at a version. */
-  record State(long version, List<Revoked> revoked) {}
+  /**
+   * The list at a version. {@code since}: the version this replica loaded its list at; from it on, it
+   * has applied every revocation itself, so it can tell a node at any version from {@code since} to
+   * {@code version} what came after (an older version: only the whole list says what is left).
+   */
+  record State(long version, List<Revoked> revoked, long since) {
+    /** Whether a node that holds {@code held} can be sent only what came after it. */
+    boolean holdsAllSince(long held) {
+      return held >= since && held <= version;
+    }
+  }
 
   private record Crl(long version, String issuer, Instant signedAt, byte[] der) {}
 
   private final Vertx vertx;
   private final Authorities authorities;
-  private volatile State state = new State(0, List.of());
+  private volatile State state = new State(0, List.of(), 0);
   private volatile Crl crl;
 
   Revocations(Vertx vertx, Authorities authorities) {
@@ -77,29 +86,27 @@ final class Revocations implements ChangeLog.Follower {
     State s = state;
     Instant now = Instant.now();
     if (s.revoked().stream().allMatch(r -> r.notAfter().isAfter(now))) return s;
-    return new State(s.version(), s.revoked().stream().filter(r -> r.notAfter().isAfter(now)).toList());
+    return new State(s.version(), s.revoked().stream().filter(r -> r.notAfter().isAfter(now)).toList(), s.since());
   }
 
   @Override
   public boolean apply(ChangeLog.Entry entry) {
     if (!KIND.equals(entry.kind())) return false;
     if (!"revoke".equals(entry.data().getString("op"))) return true; // a later step's entry (rotation): not this list's
-    Revoked r = Revoked.of(entry.data());
+    Revoked r = Revoked.of(entry.data(), entry.seq());
     Instant now = Instant.now();
     List<Revoked> next = new ArrayList<>(state.revoked());
     next.removeIf(x -> x.serial().equals(r.serial()) || !x.notAfter().isAfter(now));
     next.add(r);
     next.sort(Comparator.comparing(Revoked::notAfter).thenComparing(Revoked::serial));
-    state = new State(entry.seq(), List.copyOf(next));
+    state = new State(entry.seq(), List.copyOf(next), state.since());
     return true;
   }
 
   @Override
   public Future<Void> load(SqlClient snapshot, long seq) {
     return CertificateRepository.unexpiredRevoked(snapshot).compose(rows -> CertificateRepository.revocationVersion(snapshot).map(v -> {
-      List<Revoked> list = new ArrayList<>();
-      for (CertificateRepository.Cert c : rows) list.add(new Revoked(c.serial(), c.spkiSha256(), c.revokedAt(), c.reason(), c.notAfter()));
-      state = new State(v, List.copyOf(list));
+      state = new State(v, List.copyOf(rows), v);
       return null;
     }));
   }

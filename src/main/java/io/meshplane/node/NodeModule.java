@@ -14,9 +14,10 @@ public final class NodeModule implements Module {
   private final Cursors cursors;
 
   public NodeModule(Pool pool, Pool reads, AgentCredentials credentials, AuditLog audit, LiveNodes live, ChangeLog.Feed changes,
-      NodePolicy policy, Relays relays, Cursors cursors, String addressPool) {
+      NodePolicy policy, NodeCertificates certificates, Relays relays, Cursors cursors, String addressPool) {
     this.cursors = cursors;
-    this.service = new NodeService(pool, new NodeRepository(pool, reads), credentials, audit, live, changes, policy, relays, addressPool);
+    this.service = new NodeService(pool, new NodeRepository(pool, reads), credentials, audit, live, changes, policy, certificates, relays,
+        addressPool);
   }
 
   @Override

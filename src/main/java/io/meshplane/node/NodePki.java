@@ -49,4 +49,9 @@ public interface NodePki {
    * when the versions are current.
    */
   void answer(String nodeId, Report report, Buffer issued, Buffer out);
+
+  /** The automatic revocations (a node deleted, a node re-keyed): MeshCA's, or none without it. */
+  default NodeCertificates certificates() {
+    return NodeCertificates.NONE;
+  }
 }

@@ -46,6 +46,7 @@ public final class NodeService implements NodeActions {
   private final LiveNodes live;
   private final ChangeLog.Feed changes;
   private final NodePolicy policy;
+  private final NodeCertificates certificates;
   private final Relays relays;
   private final String poolBase;
   private final long poolSize;
@@ -57,9 +58,11 @@ public final class NodeService implements NodeActions {
   private final RelayLoad relayLoad;
   private final NodeInventory inventory;
 
+  /** @param certificates MeshCA's automatic revocations: a deletion revokes the node's certificates in its transaction */
   public NodeService(Pool pool, NodeRepository nodes, AgentCredentials credentials, AuditLog audit, LiveNodes live, ChangeLog.Feed changes,
-      NodePolicy policy, Relays relays, String addressPool) {
+      NodePolicy policy, NodeCertificates certificates, Relays relays, String addressPool) {
     this.policy = policy;
+    this.certificates = certificates;
     this.relays = relays;
     this.relayLoad = new RelayLoad(pool);
     this.pool = pool;
@@ -200,11 +203,14 @@ public final class NodeService implements NodeActions {
       if (r == null) return Future.failedFuture(Refusal.notFound("no node " + id));
       // two deletions of one node at once: both found it, the second deletes nothing once the first
       // commits, and is rolled back as a 404 (one audit event, one DELETED)
-      return nodes.delete(tx, id)
+      // the node's certificates are locked before its row (every writer locks certificates, then nodes, then the clock)
+      // and revoked at the end, with their pki entries, in this transaction: a deleted node holds no valid certificate
+      return certificates.deleting(tx, caller, request, id).compose(pending -> nodes.delete(tx, id)
           .compose(deleted -> deleted ? credentials.revokeAll(tx, id, now) : Future.failedFuture(Refusal.notFound("no node " + id)))
           .compose(denyAfterCommit -> audit.success(tx, caller, request, "node.delete", Target.of("node", id, r.name()), r.team(), r.environment())
+              .compose(v -> pending.revoke(tx, null))
               .compose(v -> ChangeLog.append(tx, "delete", new JsonObject().put("id", id)))
-              .map(seq -> new Object[] {denyAfterCommit, seq}));
+              .map(seq -> new Object[] {denyAfterCommit, seq})));
     })).compose(done -> {
       @SuppressWarnings("unchecked")
       java.util.function.Supplier<Future<Void>> denyAfterCommit = (java.util.function.Supplier<Future<Void>>) done[0];

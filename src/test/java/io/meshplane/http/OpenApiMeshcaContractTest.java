@@ -1,6 +1,7 @@
 package io.meshplane.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.meshplane.access.Surface;
 import io.meshplane.app.Meshplane;
@@ -115,6 +116,15 @@ class OpenApiMeshcaContractTest {
     assertEquals(true, again.getJsonObject("bundle").getBoolean("unchanged"));
     assertEquals(true, again.getJsonObject("revocations").getBoolean("unchanged"));
     assertEquals(null, again.getValue("certificate"));
+    // revoked since: the node at its version gets a delta ("added"), a node without one the whole list ("items")
+    assertEquals(200, http.send(io.vertx.core.http.HttpMethod.POST, app.coordinatorPort(), "/v1/meshca/certificates/" + cert.getString("serial")
+        + "/revoke", cluster.admin(), new io.vertx.core.json.JsonObject().put("reason", "superseded")).statusCode());
+    io.vertx.core.json.JsonObject delta = check("POST", path, n.token(), new io.vertx.core.json.JsonObject().put("pki", held).encode(), null, 200)
+        .bodyAsJsonObject().getJsonObject("pki").getJsonObject("revocations");
+    assertEquals(cert.getString("serial"), delta.getJsonArray("added").getJsonObject(0).getString("serial"), delta.encode());
+    io.vertx.core.json.JsonObject full = check("POST", path, n.token(), "{\"pki\":{}}", null, 200)
+        .bodyAsJsonObject().getJsonObject("pki").getJsonObject("revocations");
+    assertTrue(full.getJsonArray("items").encode().contains(cert.getString("serial")), full.encode());
     check("POST", path, n.token(), "{\"pki\":{\"csr\":\"bm90IGEgY3Ny\"}}", null, 400);
     check("POST", path, n.token(), "{\"pki\":{\"serial\":\"XYZ\"}}", null, 400);
     assertEquals(List.of(), contract.findings());
