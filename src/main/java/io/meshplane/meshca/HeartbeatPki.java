@@ -37,6 +37,9 @@ final class HeartbeatPki implements NodePki {
   /** How many from-versions' deltas are kept encoded for the current list. */
   static final int DELTAS = 64;
 
+  /** A node whose latest certificate (not revoked, for the same key) is younger than this gets {@code deferred} for a CSR. */
+  static final java.time.Duration REISSUE_AFTER = java.time.Duration.ofSeconds(60);
+
   private final Pool pool;
   private final NodeSigner signer;
   private final Supplier<Authorities.Hierarchy> hierarchy;
@@ -61,7 +64,10 @@ final class HeartbeatPki implements NodePki {
   @Override
   public Future<Buffer> issue(Caller caller, RequestInfo request, String nodeId, String reportedKey, Report report) {
     return pool.preparedQuery("SELECT team, environment, host(address) AS address, current_key, "
-            + "(SELECT max(not_after) FROM meshca_certificates c WHERE c.node_id = n.id) AS last_not_after FROM nodes n WHERE id = $1")
+            + "(SELECT max(not_after) FROM meshca_certificates c WHERE c.node_id = n.id) AS last_not_after, "
+            + "l.issued_at AS latest_issued_at, l.revoked_at AS latest_revoked_at, l.wireguard_key AS latest_key, l.not_after > now() AS latest_standing "
+            + "FROM nodes n LEFT JOIN LATERAL (SELECT issued_at, revoked_at, wireguard_key, not_after FROM meshca_certificates c "
+            + "WHERE c.node_id = n.id ORDER BY issued_at DESC LIMIT 1) l ON true WHERE n.id = $1")
         .execute(Tuple.of(nodeId))
         .compose(rows -> {
           if (rows.size() == 0) return Future.failedFuture(Refusal.notFound("no node " + nodeId));
@@ -72,6 +78,12 @@ final class HeartbeatPki implements NodePki {
             return Future.succeededFuture(Buffer.buffer("\"refused\":{\"code\":\"renewal_grace_passed\",\"detail\":\"the node's last certificate expired at "
                 + last.toInstant() + ", more than meshca.renewal_grace (" + grace + ") ago: re-enroll the node\"}"));
           }
+          String key = reportedKey != null ? reportedKey : r.getString("current_key");
+          java.time.OffsetDateTime latest = r.getOffsetDateTime("latest_issued_at");
+          // one node gets at most one certificate per REISSUE_AFTER for the same key while its latest one stands: a node
+          // sending a CSR with every heartbeat cannot spend the cluster's signing budget that every other node shares
+          java.time.Instant notBefore = latest != null && r.getValue("latest_revoked_at") == null && Boolean.TRUE.equals(r.getBoolean("latest_standing"))
+              && key != null && key.equals(r.getString("latest_key")) ? latest.toInstant().plus(REISSUE_AFTER) : null;
           MeshcaModule.NodeIdentity who;
           try {
             who = new MeshcaModule.NodeIdentity(nodeId, r.getString("team"), r.getString("environment"), r.getString("address"),
@@ -79,7 +91,7 @@ final class HeartbeatPki implements NodePki {
           } catch (IllegalArgumentException e) {
             return Future.failedFuture(Refusal.conflict("this node's record cannot be certified (" + e.getMessage() + ")"));
           }
-          return signer.issue(Actor.of(caller), request, who, report.csr(), true).map(i -> encode(i, who.wireguardKey()));
+          return signer.issue(Actor.of(caller), request, who, report.csr(), true, notBefore).map(i -> encode(i, who.wireguardKey()));
         });
   }
 

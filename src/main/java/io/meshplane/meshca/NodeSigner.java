@@ -98,10 +98,23 @@ final class NodeSigner {
    * then refuses (404), one that begins later waits for this insert and then revokes what it inserted.
    */
   Future<MeshcaModule.Issuance> issue(Actor actor, RequestInfo request, MeshcaModule.NodeIdentity node, String csr, boolean enrolled) {
+    return issue(actor, request, node, csr, enrolled, null);
+  }
+
+  /**
+   * As above; {@code notBefore}: no certificate is signed for this node before then (its latest one is
+   * too young): a CSR that checks out is {@link MeshcaModule.Issuance.Deferred deferred} until then,
+   * without taking from the budget; one that does not is refused as always.
+   */
+  Future<MeshcaModule.Issuance> issue(Actor actor, RequestInfo request, MeshcaModule.NodeIdentity node, String csr, boolean enrolled,
+      Instant notBefore) {
     Authorities.Hierarchy h = authorities.current();
     if (h == null) return Future.failedFuture(Refusal.unavailable("meshca_starting", "MeshCA has not loaded its hierarchy yet", 5));
     return work.<Signed>submit(node.nodeId(), node.team() + "/" + node.environment(), "certificate signature", deadline -> {
       SubjectPublicKeyInfo spki = Csrs.check(csr);
+      if (notBefore != null && Instant.now().isBefore(notBefore)) {
+        return new Signed(null, null, null, (int) Math.max(1, Duration.between(Instant.now(), notBefore).toSeconds() + 1));
+      }
       int wait = budget.take();
       if (wait > 0) return new Signed(null, null, null, wait);
       deadline.check();

@@ -169,6 +169,11 @@ class AgentCertificateTest {
     JsonObject first = http.send(HttpMethod.POST, replica.coordinatorPort(), path, n.token(), body).bodyAsJsonObject().getJsonObject("pki");
     String serial = first.getJsonObject("certificate").getString("serial");
 
+    // a second CSR at once, for the same key, while the certificate stands: deferred (one node cannot spend the cluster's budget)
+    JsonObject again = http.send(HttpMethod.POST, replica.coordinatorPort(), path, n.token(), body).bodyAsJsonObject().getJsonObject("pki");
+    assertTrue(again.getJsonObject("deferred").getInteger("retry_after_s") >= 1, again.encode());
+    assertTrue(!again.containsKey("certificate"), again.encode());
+
     // expired a day ago (a laptop asleep, a control-plane outage): renewed with the agent token alone
     expire("serial", serial, "1 day");
     JsonObject renewed = http.send(HttpMethod.POST, replica.coordinatorPort(), path, n.token(), body).bodyAsJsonObject().getJsonObject("pki");
