@@ -113,6 +113,8 @@ export function renderAcl(ctx) {
     }
   }
   const settle = debounce(settleWork, 300);
+  // leaving the page (the History tab, say) within 300 ms of the last keystroke: the draft keeps the whole edit
+  ctx.onCleanup(() => settle.flush());
   function settleNow() {
     settle.cancel();
     summarized = '';

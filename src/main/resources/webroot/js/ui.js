@@ -92,11 +92,26 @@ export function str(v) {
 
 export function debounce(fn, ms) {
   let t = null;
+  let last = [];
   const d = (...args) => {
     clearTimeout(t);
-    t = setTimeout(() => fn(...args), ms);
+    last = args;
+    t = setTimeout(() => {
+      t = null;
+      fn(...args);
+    }, ms);
   };
-  d.cancel = () => clearTimeout(t);
+  d.cancel = () => {
+    clearTimeout(t);
+    t = null;
+  };
+  /** Runs a pending call now (a page left within `ms` of the last call must not lose it). */
+  d.flush = () => {
+    if (t === null) return;
+    clearTimeout(t);
+    t = null;
+    fn(...last);
+  };
   return d;
 }
 

@@ -191,8 +191,11 @@ class AclBrowserTest {
     assertTrue(PolicyEditor.value(browser).contains("tcp/5432") && !PolicyEditor.value(browser).contains("8080"), PolicyEditor.value(browser));
     assertEquals("3", browser.el("acl-version").getText(), "the stored version is unchanged");
     // edits made, then another version asked for: the history page asks first; Cancel keeps the edits
-    String edited = "{\"grants\":[" + grant("tag:db", "tag:web", "udp/53").encode() + "]}";
-    PolicyEditor.type(browser, edited);
+    String typed = "{\"grants\":[" + grant("tag:db", "tag:web", "udp/53").encode() + "]}";
+    PolicyEditor.type(browser, typed);
+    // one more keystroke and the page is left at once, well within the draft's 300 ms debounce: the draft keeps it too
+    String edited = typed + " ";
+    new org.openqa.selenium.interactions.Actions(browser.driver()).sendKeys(org.openqa.selenium.Keys.END).sendKeys(" ").perform();
     browser.el("acl-tab-history").click();
     row("2").findElement(Browser.test("acl-history-load")).click();
     assertTrue(browser.el("confirm-dialog").getText().contains("Discard your edits?"), browser.el("confirm-dialog").getText());
