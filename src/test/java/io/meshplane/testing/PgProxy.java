@@ -57,8 +57,16 @@ public final class PgProxy implements AutoCloseable {
       try {
         Socket client = s.accept();
         Socket upstream = new Socket(TestDatabase.HOST, TestDatabase.PORT);
-        sockets.add(client);
-        sockets.add(upstream);
+        synchronized (this) {
+          // a cut() between accept() and here cleared the set before these were in it: they would outlive the cut
+          if (server != s) {
+            closeQuietly(client);
+            closeQuietly(upstream);
+            return;
+          }
+          sockets.add(client);
+          sockets.add(upstream);
+        }
         pump(client, upstream);
         pump(upstream, client);
       } catch (IOException e) {
