@@ -146,7 +146,9 @@ final class AgentSession {
    * node holds, {@code 0} for none.
    */
   String watchPath() {
-    return "/nodes/" + nodeId + "/watch?peers=" + Math.max(0, peersVersion()) + "&acl=" + Math.max(0, aclVersion);
+    String path = "/nodes/" + nodeId + "/watch?peers=" + Math.max(0, peersVersion()) + "&acl=" + Math.max(0, aclVersion);
+    // with MeshCA: the bundle and revocation list held, so the stream carries their changes (a revocation in seconds)
+    return pki == null ? path : path + "&pki_bundle=" + pki.bundleVersionHeld() + "&pki_revocations=" + Math.max(0, pki.revocationsVersion());
   }
 
   String authorization() {

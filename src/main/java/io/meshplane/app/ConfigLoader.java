@@ -298,7 +298,7 @@ public final class ConfigLoader {
     throw bad(s, raw, "is not a whole number from " + min + " to " + max);
   }
 
-  private static boolean bool(Map<String, String> v, Setting s) {
+  static boolean bool(Map<String, String> v, Setting s) {
     String raw = v.get(s.key).trim();
     if (raw.equals("true")) return true;
     if (raw.equals("false")) return false;

@@ -87,9 +87,10 @@ final class HeartbeatService {
 
   private Future<Buffer> store(Caller caller, String id, HeartbeatRequest hb, Supplier<RequestInfo> request, Buffer issued) {
     long now = System.currentTimeMillis();
+    NodePki.Report pr = hb.pki();
     LiveNode live = new LiveNode(now, true, orEmpty(hb.endpoints()), hb.publicKey() == null ? "" : hb.publicKey(),
         hb.relay() == null ? "" : hb.relay(), orEmpty(hb.routes()), hb.telemetry(), hb.knownPeers(), hb.knownAcl(),
-        orEmpty(hb.services()));
+        orEmpty(hb.services()), pr == null || pr.bundle() == null ? "" : pr.bundle(), pr == null || pr.issuer() == null ? "" : pr.issuer());
     return batcher.submit(id, live)
         // the map write failed (its partition's owner just died, say): not acknowledged, so the agent's
         // next beat carries the same state; a second is enough for the cluster to take over

@@ -37,7 +37,7 @@ public final class MeshcaModule implements Module {
    * @param crlUrl the CRL distribution point written into every node certificate
    */
   public record Settings(byte[] secret, Path generatedSecret, String trustDomain, Duration nodeLifetime, Duration renewalGrace,
-      int maxSignaturesPerSecond, String crlUrl, Duration intermediateLifetime, Duration rootLifetime) {
+      int maxSignaturesPerSecond, String crlUrl, Duration intermediateLifetime, Duration rootLifetime, boolean autoRotate) {
     /** Never prints the secret. */
     @Override
     public String toString() {
@@ -102,9 +102,10 @@ public final class MeshcaModule implements Module {
      * @param chainPem what the node presents after its certificate: the intermediate (the root is in the bundle)
      * @param renewAfter when the node should send its next CSR: a random point between 30 % and 50 % of the lifetime
      * @param bundleVersion the version of the trust bundle the chain verifies under
+     * @param issuer the id of the intermediate that signed it (the agent reports it back: a rotation counts it)
      */
     record Issued(String serial, String certificatePem, String chainPem, Instant notBefore, Instant notAfter, Instant renewAfter,
-        String bundleVersion) implements Issuance {}
+        String bundleVersion, String issuer) implements Issuance {}
 
     /** Over {@code meshca.max_signatures_per_s} (or the signing pool is full): try again in {@code retryAfterSeconds}. */
     record Deferred(int retryAfterSeconds) implements Issuance {}
@@ -121,14 +122,26 @@ public final class MeshcaModule implements Module {
   private final HeartbeatPki nodePki;
   private final MeshcaService service;
   private final Cursors cursors;
+  private final Rotations rotations;
+  private final AutoRotation autoRotation;
+  private final Pool reads;
 
+  /**
+   * @param live the nodes' live state (the heartbeat feature's, built after this one: asked at call time): what a rotation
+   *     counts before it advances
+   */
   public MeshcaModule(Vertx vertx, HazelcastInstance hz, Pool pool, Pool reads, ChangeLog.Feed changes, AuditLog audit, Cursors cursors,
-      MeterRegistry registry, Settings settings) {
+      MeterRegistry registry, Settings settings, java.util.function.Supplier<io.meshplane.node.LiveNodes> live) {
     this.settings = settings;
     this.cursors = cursors;
+    this.reads = reads;
     this.authorities = new Authorities(pool, settings.rootLifetime(), settings.intermediateLifetime());
     this.revocations = new Revocations(vertx, authorities);
+    // the hierarchy first: a rotation's entry is installed before the followers after it (the watch stream) look
+    changes.follow(authorities);
     changes.follow(revocations);
+    this.rotations = new Rotations(vertx, pool, authorities, audit, changes, live);
+    this.autoRotation = new AutoRotation(vertx, pool, rotations, authorities, settings.autoRotate(), registry);
     CertificateRepository certificates = new CertificateRepository(pool, reads);
     this.work = new BoundedWork(vertx, "meshca-signing", SIGNING, registry);
     this.signer = new NodeSigner(pool, certificates, authorities, new SigningBudget(hz, settings.maxSignaturesPerSecond()), work, audit,
@@ -153,10 +166,18 @@ public final class MeshcaModule implements Module {
   @Override
   public void routes(Api api) {
     MeshcaRoutes.mount(api, service, cursors);
+    RotationRoutes.mount(api, reads, rotations, autoRotation);
+  }
+
+  @Override
+  public Future<Void> start() {
+    autoRotation.start();
+    return Future.succeededFuture();
   }
 
   @Override
   public Future<Void> stop() {
+    autoRotation.stop();
     work.close();
     return Future.succeededFuture();
   }
