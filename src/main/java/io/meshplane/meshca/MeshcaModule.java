@@ -140,7 +140,7 @@ public final class MeshcaModule implements Module {
     // the hierarchy first: a rotation's entry is installed before the followers after it (the watch stream) look
     changes.follow(authorities);
     changes.follow(revocations);
-    this.rotations = new Rotations(vertx, pool, authorities, audit, changes, live);
+    this.rotations = new Rotations(vertx, pool, reads, authorities, audit, changes, live);
     this.autoRotation = new AutoRotation(vertx, pool, rotations, authorities, settings.autoRotate(), registry);
     CertificateRepository certificates = new CertificateRepository(pool, reads);
     this.work = new BoundedWork(vertx, "meshca-signing", SIGNING, registry);
@@ -166,7 +166,7 @@ public final class MeshcaModule implements Module {
   @Override
   public void routes(Api api) {
     MeshcaRoutes.mount(api, service, cursors);
-    RotationRoutes.mount(api, reads, rotations, autoRotation);
+    RotationRoutes.mount(api, rotations, autoRotation);
   }
 
   @Override

@@ -13,12 +13,8 @@ import io.meshplane.http.Api;
 import io.meshplane.http.JsonBodies;
 import io.meshplane.http.Responses;
 import io.vertx.core.Future;
-import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
-import io.vertx.sqlclient.Pool;
-import java.util.List;
-import java.util.Set;
 
 /**
  * The rotation's routes (docs/API.md, "MeshCA", rotation): the state with its preview, a start, an
@@ -31,21 +27,12 @@ final class RotationRoutes {
 
   private RotationRoutes() {}
 
-  static void mount(Api api, Pool reads, Rotations rotations, AutoRotation auto) {
+  static void mount(Api api, Rotations rotations, AutoRotation auto) {
     api.route(GET, "/meshca/rotation", Permission.MESHCA_READ, "meshca.read", "rotation", (ctx, caller) ->
-        reads.withConnection(c -> rotations.open(c).compose(open -> rotations.history(c, HISTORY).map(h -> new Object[] {open, h})))
-            .compose(got -> {
-              Rotations.Rotation open = (Rotations.Rotation) got[0];
-              @SuppressWarnings("unchecked")
-              List<Rotations.Rotation> history = (List<Rotations.Rotation>) got[1];
-              return rotations.preview(open).map(p -> {
-                JsonArray past = new JsonArray();
-                for (Rotations.Rotation r : history) if (!r.open()) past.add(r.json());
-                Responses.ok(ctx, new JsonObject().put("rotation", open == null ? null : open.json()).put("preview", p)
-                    .put("automatic", auto.state()).put("history", past));
-                return null;
-              });
-            }));
+        rotations.state(HISTORY).map(state -> {
+          Responses.ok(ctx, state.put("automatic", auto.state()));
+          return null;
+        }));
     api.route(POST, "/meshca/rotations", Permission.MESHCA_MANAGE, "meshca.rotation.start", "rotation", (ctx, caller) -> {
       JsonObject body = JsonBodies.required(ctx);
       Fields f = new Fields();
@@ -59,11 +46,11 @@ final class RotationRoutes {
             return null;
           }));
     });
-    step(api, reads, rotations, "advance", "meshca.rotation.advance");
-    step(api, reads, rotations, "rollback", "meshca.rotation.rollback");
+    step(api, rotations, "advance", "meshca.rotation.advance");
+    step(api, rotations, "rollback", "meshca.rotation.rollback");
   }
 
-  private static void step(Api api, Pool reads, Rotations rotations, String what, String action) {
+  private static void step(Api api, Rotations rotations, String what, String action) {
     api.route(POST, "/meshca/rotations/{id}/" + what, Permission.MESHCA_MANAGE, action, "rotation", (ctx, caller) -> {
       String id = ctx.pathParam("id");
       JsonObject body = ctx.body().length() == 0 ? new JsonObject() : JsonBodies.required(ctx);
@@ -89,6 +76,4 @@ final class RotationRoutes {
         + "meshca:manage in every team and environment (this credential is scoped to " + caller.boundary().team() + "/"
         + caller.boundary().environment() + ")"), true);
   }
-
-  static final Set<String> STEPS = Set.of("advance", "rollback");
 }

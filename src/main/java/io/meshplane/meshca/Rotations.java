@@ -90,14 +90,16 @@ final class Rotations {
 
   private final Vertx vertx;
   private final Pool pool;
+  private final Pool reads;
   private final Authorities authorities;
   private final AuditLog audit;
   private final ChangeLog.Feed changes;
   private final Supplier<LiveNodes> live;
 
-  Rotations(Vertx vertx, Pool pool, Authorities authorities, AuditLog audit, ChangeLog.Feed changes, Supplier<LiveNodes> live) {
+  Rotations(Vertx vertx, Pool pool, Pool reads, Authorities authorities, AuditLog audit, ChangeLog.Feed changes, Supplier<LiveNodes> live) {
     this.vertx = vertx;
     this.pool = pool;
+    this.reads = reads;
     this.authorities = authorities;
     this.audit = audit;
     this.changes = changes;
@@ -108,6 +110,15 @@ final class Rotations {
   Future<Rotation> open(SqlClient client) {
     return client.query("SELECT " + COLUMNS + " FROM meshca_rotations WHERE finished_at IS NULL").execute()
         .map(rows -> rows.size() == 0 ? null : Rotation.of(rows.iterator().next()));
+  }
+
+  /** {@code GET /meshca/rotation}: the open rotation (or null), its preview, and the last finished ones (of the last {@code max}). */
+  Future<JsonObject> state(int max) {
+    return reads.withConnection(c -> open(c).compose(open -> history(c, max).compose(history -> preview(open).map(p -> {
+      JsonArray past = new JsonArray();
+      for (Rotation r : history) if (!r.open()) past.add(r.json());
+      return new JsonObject().put("rotation", open == null ? null : open.json()).put("preview", p).put("history", past);
+    }))));
   }
 
   /** The last {@code max} rotations, newest first. */
