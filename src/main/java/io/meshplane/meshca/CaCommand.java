@@ -172,8 +172,8 @@ public final class CaCommand implements Callable<Integer> {
     @ParentCommand CaCommand parent;
     @Spec CommandSpec spec;
     @Option(names = "--dir", required = true, paramLabel = "DIR", description = "the root's folder (root.pem, root-key.pem)") Path dir;
-    @Option(names = "--csr", required = true, paramLabel = "FILE", description = "the coordinator's CSR (PKCS#10 PEM; an ECDSA P-256 or"
-        + " Ed25519 key)") Path csr;
+    @Option(names = "--csr", required = true, paramLabel = "FILE", description = "the coordinator's CSR (PKCS#10, PEM or DER; an ECDSA"
+        + " P-256 or Ed25519 key)") Path csr;
     @Option(names = "--out", required = true, paramLabel = "FILE", description = "where the intermediate's certificate goes (a new file)")
     Path out;
     @Option(names = "--lifetime", paramLabel = "DURATION", defaultValue = "90d", description = "the intermediate's lifetime, cut to the"

@@ -27,6 +27,7 @@ final class CertificateText {
     rows.add(new String[] {"not before", c.getNotBefore().toInstant().toString()});
     rows.add(new String[] {"not after", c.getNotAfter().toInstant().toString()});
     rows.add(new String[] {"key", keyType(c)});
+    rows.add(new String[] {"key SPKI SHA-256", spkiSha256(c)});
     rows.add(new String[] {"CA", ca(c)});
     rows.add(new String[] {"key usage", keyUsage(c)});
     SubjectKeyIdentifier ski = SubjectKeyIdentifier.fromExtensions(c.getExtensions());
@@ -44,6 +45,15 @@ final class CertificateText {
     try {
       return colons(MessageDigest.getInstance("SHA-256").digest(c.getEncoded()));
     } catch (IOException | NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** The SHA-256 of the SubjectPublicKeyInfo, lower-case hex: how the API names a key ({@code spki_sha256}). */
+  static String spkiSha256(X509CertificateHolder c) {
+    try {
+      return Pki.sha256Hex(c.getSubjectPublicKeyInfo().getEncoded());
+    } catch (IOException e) {
       throw new IllegalStateException(e);
     }
   }

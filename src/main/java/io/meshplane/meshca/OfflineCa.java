@@ -129,7 +129,10 @@ final class OfflineCa {
     if (Files.exists(out, LinkOption.NOFOLLOW_LINKS)) throw new Refused("--out " + out + " exists already: ca sign never writes over a file");
     SubjectPublicKeyInfo spki;
     try {
-      spki = Csrs.check(readText(csrFile, "--csr"));
+      byte[] raw = readBytes(csrFile, "--csr");
+      // PEM, or DER (a SEQUENCE), which Csrs takes as base64
+      boolean der = raw.length > 0 && raw[0] == 0x30;
+      spki = Csrs.check(der ? java.util.Base64.getEncoder().encodeToString(raw) : new String(raw, StandardCharsets.US_ASCII));
     } catch (Refusal r) {
       throw new Refused("--csr " + csrFile + ": " + (r.errors().isEmpty() ? r.getMessage() : r.errors().get(0).message()));
     }
@@ -213,6 +216,10 @@ final class OfflineCa {
   }
 
   private static String readText(Path file, String what) throws IOException {
+    return new String(readBytes(file, what), StandardCharsets.US_ASCII);
+  }
+
+  private static byte[] readBytes(Path file, String what) throws IOException {
     byte[] bytes;
     try (InputStream in = Files.newInputStream(file)) {
       bytes = in.readNBytes(MAX_FILE_BYTES + 1);
@@ -220,7 +227,7 @@ final class OfflineCa {
       throw new Refused(what + " " + file + " does not exist");
     }
     if (bytes.length > MAX_FILE_BYTES) throw new Refused(what + " " + file + " is larger than " + MAX_FILE_BYTES + " bytes");
-    return new String(bytes, StandardCharsets.US_ASCII);
+    return bytes;
   }
 
   /** A new file with {@code permissions} from its creation on; refused when it exists. */

@@ -138,6 +138,12 @@ class CaCommandTest {
         OpenSsl.run(tmp, "x509", "-in", "intermediate.pem", "-noout", "-pubkey").output());
     String fp = OpenSsl.run(tmp, "x509", "-in", "intermediate.pem", "-noout", "-fingerprint", "-sha256").output().strip();
     assertTrue(sign.out().contains(fp.substring(fp.indexOf('=') + 1)), sign.out() + " vs " + fp);
+    // the key's SPKI SHA-256, as the API names keys, from openssl's DER of the CSR's key
+    Files.writeString(tmp.resolve("csr-pub.pem"), OpenSsl.run(tmp, "req", "-in", "inter.csr", "-noout", "-pubkey").output());
+    assertEquals(0, OpenSsl.run(tmp, "pkey", "-pubin", "-in", "csr-pub.pem", "-outform", "DER", "-out", "csr-pub.der").exit());
+    String spki = Pki.sha256Hex(Files.readAllBytes(tmp.resolve("csr-pub.der")));
+    assertTrue(sign.out().contains("key SPKI SHA-256:    " + spki), sign.out());
+    assertTrue(sign.out().contains("CN=MeshCA intermediate " + spki.substring(0, 16)), sign.out());
     String serial = OpenSsl.run(tmp, "x509", "-in", "intermediate.pem", "-noout", "-serial").output().strip();
     assertTrue(sign.out().contains(serial.substring(serial.indexOf('=') + 1).toLowerCase(Locale.ROOT)), sign.out() + " vs " + serial);
 
@@ -285,6 +291,12 @@ class CaCommandTest {
     Files.copy(other.resolve("root-key.pem"), mixed.resolve("root-key.pem"));
     assertOneLine(ca(env, null, "sign", "--dir", mixed.toString(), "--csr", good.toString(), "--out", out.toString()),
         "is not the private key of the root certificate");
+
+    // a DER CSR is read as well as PEM
+    Result fromDer = ca(env, null, "sign", "--dir", dir.toString(), "--csr", tmp.resolve("good.der").toString(), "--out",
+        tmp.resolve("from-der.pem").toString());
+    assertEquals(0, fromDer.exit(), fromDer.err());
+    assertEquals(0, OpenSsl.run(tmp, "verify", "-CAfile", dir.resolve("root.pem").toString(), "from-der.pem").exit());
 
     Files.writeString(out, "already here");
     assertOneLine(ca(env, null, "sign", "--dir", dir.toString(), "--csr", good.toString(), "--out", out.toString()), "exists already");
