@@ -66,13 +66,15 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
           listener = server;
           meshTls.publish(session.pki());
           if (settings.meshTlsPort() < 0) return Future.succeededFuture(server);
-          return meshTls.listen(settings.meshTlsHost(), settings.meshTlsPort()).map(server)
-              .onSuccess(x -> LOG.info("mesh TLS listening on {}:{} (mutual TLS with the node's MeshCA certificate; GET /identity)",
-                  settings.meshTlsHost(), meshTls.port()));
+          return meshTls.listen(settings.meshTlsHost(), settings.meshTlsPort()).map(server).recover(e -> Future.failedFuture(
+              new IllegalStateException("--mesh-tls: cannot listen on " + settings.meshTlsHost() + ":" + settings.meshTlsPort() + ": " + e.getMessage(), e)));
         })
         .onSuccess(server -> {
           LOG.info("agent listening on {}:{} (/healthz /readyz /metrics /info); state dir {}", settings.listenHost(), server.actualPort(),
               dir.path());
+          if (meshTls.port() >= 0) {
+            LOG.info("mesh TLS listening on {}:{} (mutual TLS with the node's MeshCA certificate; GET /identity)", settings.meshTlsHost(), meshTls.port());
+          }
           if (session.isEnrolled()) {
             LOG.info("{} using the enrollment kept in {} (address {}); no new enrollment", tag(), dir.path(), session.address());
             schedule(0);

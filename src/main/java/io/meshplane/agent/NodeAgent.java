@@ -84,7 +84,7 @@ public final class NodeAgent implements AutoCloseable {
       close(vertx);
       Throwable cause = e.getCause() != null ? e.getCause() : e;
       String msg = cause.getMessage() == null ? cause.toString() : cause.getMessage();
-      if (msg.contains("Address already in use") || cause instanceof java.net.BindException) {
+      if (!msg.startsWith("--mesh-tls") && (msg.contains("Address already in use") || cause instanceof java.net.BindException)) {
         msg = "cannot listen on " + settings.listenHost() + ":" + settings.listenPort() + ": " + msg;
       }
       throw new IllegalStateException(msg, e);

@@ -42,19 +42,19 @@ final class PeerDial {
     HttpClientAgent client = vertx.createHttpClient(o);
     RequestOptions r = new RequestOptions().setMethod(HttpMethod.GET).setHost(host).setPort(port).setURI("/identity").setTimeout(ANSWER_TIMEOUT_MS);
     MeshIdentity self = identity.get();
-    JsonObject out = new JsonObject().put("node_id", nodeId).put("target", target(host, port)).put("self", self.spiffeId());
     return client.request(r)
         .compose(req -> req.send())
         .compose(resp -> resp.body().map(b -> {
           JsonObject body = parse(b.toString());
-          if (resp.statusCode() == 200 && body.getValue("peer") instanceof JsonObject p) return out.put("peer_saw", p.getValue("spiffe_id"));
-          return out.put("refused_by_peer", resp.statusCode() + " " + (body.getValue("detail") instanceof String d ? d : "(no detail)"));
+          if (resp.statusCode() == 200 && body.getValue("peer") instanceof JsonObject p) return new JsonObject().put("peer_saw", p.getValue("spiffe_id"));
+          return new JsonObject().put("refused_by_peer", resp.statusCode() + " " + (body.getValue("detail") instanceof String d ? d : "(no detail)"));
         }))
         .transform(ar -> {
           PeerVerdict v = seen.get();
           if (v == null) v = PeerVerdict.unreachable(reason(ar.cause()));
-          out.mergeIn(v.toJson());
-          if (ar.failed() && v.trusted()) out.put("refused_by_peer", reason(ar.cause()));
+          JsonObject out = new JsonObject().put("node_id", nodeId).put("target", target(host, port)).mergeIn(v.toJson()).put("self", self.spiffeId());
+          if (ar.succeeded()) out.mergeIn(ar.result());
+          else if (v.trusted()) out.put("refused_by_peer", reason(ar.cause()));
           return client.close().transform(x -> Future.succeededFuture(out));
         });
   }
@@ -74,7 +74,7 @@ final class PeerDial {
     while (c.getCause() != null && c.getCause() != c) c = c.getCause();
     String m = c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage();
     String top = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
-    return top.equals(m) ? m : top + " (" + m + ")";
+    return top.contains(m) ? top : top + " (" + m + ")";
   }
 
   static String target(String host, int port) {
