@@ -12,6 +12,7 @@ import io.vertx.core.json.JsonObject;
  * mesh TLS listener with this node's certificate and answers the verdict on the peer's ({@link PeerDial}).
  * Without {@code target} the peer's mesh address from the peers held, at this agent's own
  * {@code --mesh-tls} port (a fleet uses one port). A bad node id or target is a 400 naming the field.
+ * Callers on loopback only (403 otherwise), even when {@code --listen} is opened to a scraper.
  */
 final class PeerTlsRoute {
   /** A DNS name or an IPv4 address. */
@@ -27,6 +28,11 @@ final class PeerTlsRoute {
   }
 
   static void handle(HttpServerRequest req, AgentVerticle agent) {
+    if (!loopback(req)) {
+      // a listener opened off loopback for a scraper must not let its callers make the node dial anywhere with its certificate
+      json(req, 403, problem(403, "Forbidden", "/peers/{id}/tls answers callers on this host (loopback) only"));
+      return;
+    }
     String path = req.path();
     String nodeId = path.substring("/peers/".length(), path.length() - "/tls".length());
     if (!Ids.looksLike("nd", nodeId)) {
@@ -63,6 +69,14 @@ final class PeerTlsRoute {
       if (ar.succeeded()) json(req, 200, ar.result());
       else json(req, 500, problem(500, "Internal Server Error", String.valueOf(ar.cause())));
     });
+  }
+
+  private static boolean loopback(HttpServerRequest req) {
+    try {
+      return req.remoteAddress() != null && java.net.InetAddress.getByName(req.remoteAddress().hostAddress()).isLoopbackAddress();
+    } catch (java.net.UnknownHostException e) {
+      return false;
+    }
   }
 
   private static void bad(HttpServerRequest req, String field, String message) {

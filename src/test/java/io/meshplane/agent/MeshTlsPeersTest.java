@@ -282,7 +282,8 @@ class MeshTlsPeersTest {
     assertEquals(aSpiffe, ab.getString("peer_saw"), ab.encode());
     assertNull(ab.getValue("refused_by_peer"), ab.encode());
 
-    // B's certificate revoked while B is away; A applies the revocation; B comes back without its coordinator, still presenting it
+    // B's certificate revoked while B is away (a live B would renew at its next heartbeat and present a new one); A applies the
+    // revocation; B comes back without its coordinator, still presenting the revoked certificate
     b.close();
     long v2 = revoke(bCert.getString("serial"));
     awaitRevocations(a, v2);
