@@ -301,4 +301,26 @@ class MeshTlsPeersTest {
     assertNull(fromB.getValue("peer_saw"), fromB.encode());
     assertNotEquals(0, Metrics.value(http, a.listenPort(), "mesh_agent_mesh_tls_verdicts_total{side=\"dialer\",verdict=\"revoked\"}"));
   }
+
+  @Test
+  void theDialRouteAnswersLoopbackCallersOnly() throws Exception {
+    java.net.InetAddress other = null;
+    for (var nic : java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces())) {
+      if (!nic.isUp() || nic.isLoopback()) continue;
+      for (var a : java.util.Collections.list(nic.getInetAddresses())) {
+        if (a instanceof java.net.Inet4Address) other = a;
+      }
+    }
+    org.junit.jupiter.api.Assumptions.assumeTrue(other != null, "this host has no address besides loopback");
+    NodeAgent a = NodeAgent.start(new NodeAgent.Settings(Coordinators.parse(List.of("http://127.0.0.1:" + replica.coordinatorPort())), enrollToken,
+        "wide-1", List.of("tag:web"), dir.resolve("wide-1"), "0.0.0.0", 0, Backoff.standard()));
+    agents.add(a);
+    String path = "/peers/nd_01m8h8am533yn4w5g7dv6r9g5z/tls?target=127.0.0.1:" + FreePorts.next();
+    java.net.http.HttpResponse<String> far = java.net.http.HttpClient.newHttpClient().send(
+        java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://" + other.getHostAddress() + ":" + a.listenPort() + path)).build(),
+        java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertEquals(403, far.statusCode(), far.body());
+    assertEquals(200, http.get(a.listenPort(), "/info").statusCode(), "the rest of the listener answers");
+    assertEquals("unreachable", http.get(a.listenPort(), path).bodyAsJsonObject().getString("verdict"), "a loopback caller is answered");
+  }
 }
