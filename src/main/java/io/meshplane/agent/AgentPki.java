@@ -315,6 +315,17 @@ final class AgentPki {
     return serial;
   }
 
+  /** An immutable copy for the mesh TLS listener and dialer (read at each handshake, off this event loop). */
+  MeshIdentity identity() {
+    boolean usable = cert != null && key != null && cert.getPublicKey().equals(key.getPublic());
+    List<X509Certificate> chain = new ArrayList<>();
+    if (usable) {
+      chain.add(cert);
+      chain.addAll(certificates(chainPem));
+    }
+    return new MeshIdentity(usable ? key.getPrivate() : null, chain, bundle, revokedSerials, revokedKeys, revocationsVersion);
+  }
+
   long revocationsVersion() {
     return revocationsVersion;
   }

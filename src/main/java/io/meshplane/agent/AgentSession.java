@@ -366,6 +366,14 @@ final class AgentSession {
     return startedAtMs;
   }
 
+  /** A peer's mesh address without its prefix length ({@code 100.64.0.7}), or null when the node holds no such peer. */
+  String peerAddress(String id) {
+    JsonObject e = peers == null ? null : peers.entry(id);
+    if (e == null || !(e.getValue("address") instanceof String a) || a.isEmpty()) return null;
+    int slash = a.indexOf('/');
+    return slash < 0 ? a : a.substring(0, slash);
+  }
+
   public int peerCount() {
     return peers == null ? 0 : peers.size();
   }
