@@ -73,6 +73,23 @@ class CaRotationTest {
     return a;
   }
 
+  NodeAgent meshAgent(String name) {
+    NodeAgent a = NodeAgent.start(new NodeAgent.Settings(Coordinators.parse(List.of("http://127.0.0.1:" + replica.coordinatorPort())),
+        enrollToken, name, List.of("tag:web"), dir.resolve(name), "127.0.0.1", 0, Backoff.standard()).withMeshTls("127.0.0.1", 0));
+    agents.add(a);
+    return a;
+  }
+
+  /** A TLS handshake each way between two agents' mesh listeners, with their current certificates and bundles: both trusted. */
+  void peersTrustEachOther(NodeAgent a, NodeAgent b, String when) {
+    for (NodeAgent[] pair : new NodeAgent[][] {{a, b}, {b, a}}) {
+      String to = pair[1].verticle().session().nodeId();
+      HttpResponse<Buffer> r = http.get(pair[0].listenPort(), "/peers/" + to + "/tls?target=127.0.0.1:" + pair[1].meshTlsPort());
+      assertEquals(200, r.statusCode(), r.bodyAsString());
+      assertEquals("trusted", r.bodyAsJsonObject().getString("verdict"), when + ": " + r.bodyAsString());
+    }
+  }
+
   JsonObject certificate(NodeAgent a) {
     return http.get(a.listenPort(), "/info").bodyAsJsonObject().getJsonObject("certificate");
   }
@@ -204,8 +221,11 @@ class CaRotationTest {
 
   @Test
   void aRootRotationIsCrossSignedSoEitherBundleVerifiesAndRollsBackBeforeRetirement() throws Exception {
-    NodeAgent a = agent("root-a");
+    NodeAgent a = meshAgent("root-a");
+    NodeAgent b = meshAgent("root-b");
     JsonObject first = awaitCertificate(a, "a's certificate", c -> "valid".equals(c.getString("verdict")));
+    awaitCertificate(b, "b's certificate", c -> "valid".equals(c.getString("verdict")));
+    peersTrustEachOther(a, b, "before the rotation");
     String oldBundle = bundle();
     String oldIssuer = first.getString("issuer");
 
@@ -217,10 +237,12 @@ class CaRotationTest {
     assertNotEquals(oldBundle, both, "the new root joins the bundle");
     assertTrue(both.startsWith(oldBundle) || both.contains(oldBundle.trim()), "the old root stays in it");
     awaitCertificate(a, "a holds the new bundle", c -> !c.getString("bundle").equals(first.getString("bundle")));
+    peersTrustEachOther(a, b, "distributing");
     awaitReady();
     step(id, "advance", "distributing");
     String newIssuer = r.getString("new_intermediate");
     awaitCertificate(a, "a renewed under the new root", c -> newIssuer.equals(c.getString("issuer")) && "valid".equals(c.getString("verdict")));
+    peersTrustEachOther(a, b, "issuing, a renewed");
     Await.until("a's new certificate saved", 10_000, () -> certificate(a).getString("serial").equals(serialOfSaved("root-a")));
 
     // cross-signed: the new certificate verifies under the old bundle alone and under the new root alone
@@ -236,7 +258,10 @@ class CaRotationTest {
     JsonObject back = step(id, "rollback", "issuing");
     assertEquals("rolled_back", back.getString("phase"));
     assertEquals(oldBundle, bundle());
+    peersTrustEachOther(a, b, "rolled back, before renewing");
     awaitCertificate(a, "a renewed from the old intermediate", c -> oldIssuer.equals(c.getString("issuer")) && "valid".equals(c.getString("verdict")));
+    awaitCertificate(b, "b renewed from the old intermediate", c -> oldIssuer.equals(c.getString("issuer")) && "valid".equals(c.getString("verdict")));
+    peersTrustEachOther(a, b, "rolled back");
     assertEquals(404, post("/v1/meshca/rotations/" + id + "/advance", new JsonObject()).statusCode(), "a finished rotation moves no more");
 
     // only an admin of every team rotates; hostile bodies are refused naming the field
@@ -252,5 +277,24 @@ class CaRotationTest {
     assertTrue(bad.bodyAsString().contains("\"kind\""), bad.bodyAsString());
     assertEquals(400, post("/v1/meshca/rotations", new JsonObject().put("kind", "root").put("force", true)).statusCode());
     assertEquals(null, rotation().getValue("rotation"), "nothing was started by the refusals");
+
+    // a root rotation run to its end: the peers trust each other at every phase, and the old root leaves the bundle
+    JsonObject again = post("/v1/meshca/rotations", new JsonObject().put("kind", "root")).bodyAsJsonObject();
+    String id2 = again.getString("id");
+    step(id2, "advance", "staged");
+    awaitReady();
+    peersTrustEachOther(a, b, "second rotation, distributing");
+    step(id2, "advance", "distributing");
+    String issuer2 = again.getString("new_intermediate");
+    awaitCertificate(a, "a renewed", c -> issuer2.equals(c.getString("issuer")) && "valid".equals(c.getString("verdict")));
+    peersTrustEachOther(a, b, "second rotation, issuing");
+    awaitCertificate(b, "b renewed", c -> issuer2.equals(c.getString("issuer")) && "valid".equals(c.getString("verdict")));
+    awaitReady();
+    assertEquals("retired", step(id2, "advance", "issuing").getString("phase"));
+    assertTrue(!bundle().contains(oldBundle.trim()), "the old root left the bundle");
+    awaitCertificate(a, "a holds the bundle without the old root", c -> !c.getString("bundle").equals(first.getString("bundle"))
+        && "valid".equals(c.getString("verdict")));
+    awaitCertificate(b, "b holds it", c -> "valid".equals(c.getString("verdict")) && c.getString("bundle").equals(certificate(a).getString("bundle")));
+    peersTrustEachOther(a, b, "retired");
   }
 }
