@@ -222,6 +222,15 @@ public final class MeshcaModule implements Module {
     return revocations.current().version();
   }
 
+  /**
+   * One tick of the rotation clock as of {@code now} (every replica's timer calls it with the time; with
+   * {@code meshca.auto_rotate} it starts an intermediate rotation from two thirds of the intermediate's
+   * life, and advances an automatic rotation whose preview is ready). Failures are logged, never thrown.
+   */
+  public Future<Void> rotationTick(Instant now) {
+    return autoRotation.tick(now);
+  }
+
   /** How long after its expiry a node may still renew with its agent token alone ({@code meshca.renewal_grace}). */
   public Duration renewalGrace() {
     return settings.renewalGrace();
