@@ -38,3 +38,15 @@ CREATE INDEX meshca_rotations_started ON meshca_rotations (started_at DESC, id);
 -- next heartbeats report).
 ALTER TABLE operations DROP CONSTRAINT operations_kind_check;
 ALTER TABLE operations ADD CONSTRAINT operations_kind_check CHECK (kind IN ('rekey', 'move_relay', 'drain_ingress', 'reissue_certificate'));
+
+-- An intermediate's key a replica made for a root kept outside the coordinator, waiting for the
+-- certificate the operator signs offline (meshplane ca sign) and uploads: the key sealed like every CA
+-- key (its id, the future authority's, as associated data), the CSR (DER) and the SHA-256 of the
+-- public key (SubjectPublicKeyInfo), by which the upload finds it.
+CREATE TABLE meshca_intermediate_requests (
+  id          text PRIMARY KEY,
+  sealed_key  bytea NOT NULL,
+  csr         bytea NOT NULL,
+  spki_sha256 text NOT NULL UNIQUE CHECK (spki_sha256 ~ '^[0-9a-f]{64}$'),
+  created_at  timestamptz NOT NULL
+);

@@ -124,6 +124,7 @@ public final class MeshcaModule implements Module {
   private final Cursors cursors;
   private final Rotations rotations;
   private final AutoRotation autoRotation;
+  private final OfflineIntermediates offline;
   private final Pool reads;
 
   /**
@@ -141,6 +142,7 @@ public final class MeshcaModule implements Module {
     changes.follow(authorities);
     changes.follow(revocations);
     this.rotations = new Rotations(vertx, pool, reads, authorities, audit, changes, live);
+    this.offline = new OfflineIntermediates(vertx, pool, authorities, rotations, audit);
     this.autoRotation = new AutoRotation(vertx, pool, rotations, authorities, settings.autoRotate(), registry);
     CertificateRepository certificates = new CertificateRepository(pool, reads);
     this.work = new BoundedWork(vertx, "meshca-signing", SIGNING, registry);
@@ -166,7 +168,7 @@ public final class MeshcaModule implements Module {
   @Override
   public void routes(Api api) {
     MeshcaRoutes.mount(api, service, cursors);
-    RotationRoutes.mount(api, rotations, autoRotation);
+    RotationRoutes.mount(api, rotations, autoRotation, offline);
   }
 
   @Override

@@ -27,7 +27,34 @@ final class RotationRoutes {
 
   private RotationRoutes() {}
 
-  static void mount(Api api, Rotations rotations, AutoRotation auto) {
+  static void mount(Api api, Rotations rotations, AutoRotation auto, OfflineIntermediates offline) {
+    api.route(POST, "/meshca/intermediates/requests", Permission.MESHCA_MANAGE, "meshca.intermediate.request", "authority", (ctx, caller) -> {
+      if (ctx.body().length() > 0) {
+        JsonObject body = JsonBodies.required(ctx);
+        Fields f = new Fields();
+        for (String k : body.fieldNames()) f.error(k, "is not a field here (the request takes no body)");
+        f.check();
+      }
+      return everywhere(api, ctx, caller, "meshca.intermediate.request").compose(v -> offline.request(Actor.of(caller), Api.request(ctx)))
+          .map(out -> {
+            Responses.json(ctx, 201, out);
+            return null;
+          });
+    });
+    api.route(POST, "/meshca/intermediates", Permission.MESHCA_MANAGE, "meshca.rotation.start", "rotation", (ctx, caller) -> {
+      JsonObject body = JsonBodies.required(ctx);
+      Fields f = new Fields();
+      String certificate = f.string(body, "certificate", "certificate");
+      String root = body.containsKey("root") ? f.string(body, "root", "root") : null;
+      for (String k : body.fieldNames()) if (!k.equals("certificate") && !k.equals("root")) f.error(k, "is not a field here (certificate, root)");
+      f.check();
+      return everywhere(api, ctx, caller, "meshca.rotation.start")
+          .compose(v -> offline.upload(Actor.of(caller), Api.request(ctx), certificate, root))
+          .compose(r -> rotations.preview(r).map(p -> {
+            Responses.json(ctx, 201, r.json().put("preview", p));
+            return null;
+          }));
+    });
     api.route(GET, "/meshca/rotation", Permission.MESHCA_READ, "meshca.read", "rotation", (ctx, caller) ->
         rotations.state(HISTORY).map(state -> {
           Responses.ok(ctx, state.put("automatic", auto.state()));

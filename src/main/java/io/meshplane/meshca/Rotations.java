@@ -165,31 +165,43 @@ final class Rotations {
     return pool.preparedQuery("SELECT sealed_key FROM meshca_authorities WHERE id = $1").execute(Tuple.of(oldRoot.id())).compose(rows -> {
       io.vertx.core.buffer.Buffer sealed = rows.iterator().next().getBuffer("sealed_key");
       if (sealed == null) {
-        return Future.failedFuture(Refusal.conflict("the root " + oldRoot.id() + " is kept outside the coordinator: a rotation needs its "
-            + "signature (meshplane ca sign)"));
+        return Future.failedFuture(Refusal.conflict("the root " + oldRoot.id() + " is kept outside the coordinator: rotate the intermediate "
+            + "with POST /v1/meshca/intermediates/requests, meshplane ca sign and POST /v1/meshca/intermediates"));
       }
       return vertx.<Made>executeBlocking(() -> make(kind, oldRoot, sealed.getBytes()), false);
-    }).compose(made -> pool.withTransaction(tx -> lock(tx).compose(v -> open(tx)).compose(current -> {
+    }).compose(made -> stage(actor, request, kind, made, automatic, oldRoot.id(), oldIntermediate.id(), null));
+  }
+
+  /**
+   * Stages what {@code made} holds as a new rotation of {@code kind}, in one transaction under the lock:
+   * the new authorities ({@code staged}), the rotation, the hierarchy's entry and the audit event
+   * ({@code meshca.rotation.start}; {@code extra} adds to its details). 409 when a rotation is open or the
+   * signing intermediate changed meanwhile. {@code made.rootSealed} is null for a root kept outside.
+   */
+  Future<Rotation> stage(Actor actor, RequestInfo request, String kind, Made made, boolean automatic, String oldRoot, String oldIntermediate,
+      java.util.function.Function<SqlClient, Future<Void>> extra) {
+    return pool.withTransaction(tx -> lock(tx).compose(v -> open(tx)).compose(current -> {
       if (current != null) {
         return Future.<Done>failedFuture(Refusal.conflict("rotation " + current.id() + " (" + current.kind() + ") is at phase "
             + current.phase() + ": advance or roll it back first"));
       }
-      if (!oldIntermediate.id().equals(authorities.current().intermediate().id())) {
+      if (!oldIntermediate.equals(authorities.current().intermediate().id())) {
         return Future.<Done>failedFuture(Refusal.conflict("the hierarchy changed while the rotation was prepared: start it again"));
       }
       Instant now = Times.now();
-      Rotation r = new Rotation(Ids.next("rot"), kind, "staged", oldRoot.id(), oldIntermediate.id(), made.rootId(), made.intermediateId(),
+      Rotation r = new Rotation(Ids.next("rot"), kind, "staged", oldRoot, oldIntermediate, made.rootId(), made.intermediateId(),
           automatic, now, now, null);
       Future<Void> rows = made.root() == null ? Future.succeededFuture()
           : Authorities.insert(tx, made.rootId(), "root", null, "staged", made.root(), made.rootSealed(), made.crossSigned());
-      return rows.compose(v -> Authorities.insert(tx, made.intermediateId(), "intermediate", made.root() == null ? oldRoot.id() : made.rootId(),
+      return rows.compose(v -> Authorities.insert(tx, made.intermediateId(), "intermediate", made.root() == null ? oldRoot : made.rootId(),
               "staged", made.intermediate(), made.intermediateSealed(), null))
           .compose(v -> tx.preparedQuery("INSERT INTO meshca_rotations (" + COLUMNS + ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL)")
               .execute(Tuple.from(new Object[] {r.id(), kind, r.phase(), r.oldRoot(), r.oldIntermediate(), r.newRoot(), r.newIntermediate(),
                   automatic, Sql.odt(now), Sql.odt(now)})))
+          .compose(v -> extra == null ? Future.<Void>succeededFuture() : extra.apply(tx))
           .compose(v -> step(tx, actor, request, r, "meshca.rotation.start", null))
           .map(seq -> new Done(seq, r));
-    })).compose(this::applied));
+    })).compose(this::applied);
   }
 
   /** Advances the open rotation {@code id} from {@code phase} (what the caller saw) to the next one, when its preview is ready. */
