@@ -121,6 +121,8 @@ public final class MeshcaModule implements Module {
   private final HeartbeatPki nodePki;
   private final MeshcaService service;
   private final Cursors cursors;
+  private final MeshcaStatus status;
+  private final MeshcaGauges gauges;
 
   public MeshcaModule(Vertx vertx, HazelcastInstance hz, Pool pool, Pool reads, ChangeLog.Feed changes, AuditLog audit, Cursors cursors,
       MeterRegistry registry, Settings settings) {
@@ -136,6 +138,8 @@ public final class MeshcaModule implements Module {
     this.nodePki = new HeartbeatPki(pool, signer, authorities::current, revocations, settings.renewalGrace(),
         new AutoRevocations(certificates, audit));
     this.service = new MeshcaService(pool, certificates, authorities, revocations, audit, changes, settings.trustDomain());
+    this.status = new MeshcaStatus(reads, certificates);
+    this.gauges = new MeshcaGauges(vertx, hz, registry, authorities, status);
   }
 
   @Override
@@ -153,10 +157,19 @@ public final class MeshcaModule implements Module {
   @Override
   public void routes(Api api) {
     MeshcaRoutes.mount(api, service, cursors);
+    MeshcaRoutes.mountStatus(api, status);
+  }
+
+  /** Starts the gauges (docs/OPERATIONS.md, "Metrics"). */
+  @Override
+  public Future<Void> start() {
+    gauges.start();
+    return Future.succeededFuture();
   }
 
   @Override
   public Future<Void> stop() {
+    gauges.stop();
     work.close();
     return Future.succeededFuture();
   }

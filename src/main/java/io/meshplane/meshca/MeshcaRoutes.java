@@ -121,4 +121,22 @@ final class MeshcaRoutes {
     }
     return s.toLowerCase(Locale.ROOT);
   }
+
+  /**
+   * {@code GET /meshca/authorities} (the CA certificates, for everyone with meshca:read: the chain is the
+   * same for every team) and {@code GET /meshca/summary} (the caller's nodes by the state of their current
+   * certificate). Neither takes a query parameter: any is a 400 naming it.
+   */
+  static void mountStatus(Api api, MeshcaStatus status) {
+    api.route(GET, "/meshca/authorities", Permission.MESHCA_READ, "meshca.read", null, (ctx, caller) ->
+        status.authorities().map(body -> {
+          Responses.ok(ctx, body);
+          return null;
+        }));
+    api.route(GET, "/meshca/summary", Permission.MESHCA_READ, "meshca.read", null, (ctx, caller) ->
+        status.summary(caller.boundary()).map(body -> {
+          Responses.ok(ctx, body);
+          return null;
+        }));
+  }
 }
