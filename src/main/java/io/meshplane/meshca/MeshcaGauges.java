@@ -53,7 +53,7 @@ final class MeshcaGauges {
               + "sampled by the oldest replica only, 0 on the others")
           .tag("state", s).register(registry);
     }
-    this.expiry = MultiGauge.builder("mesh.meshca.authority.expiry").baseUnit("seconds")
+    this.expiry = MultiGauge.builder("mesh.meshca.authority.expiry.seconds")
         .description("Seconds until each CA certificate of the hierarchy (root, intermediate) expires").register(registry);
   }
 
