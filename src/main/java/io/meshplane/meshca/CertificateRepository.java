@@ -27,8 +27,8 @@ final class CertificateRepository {
     }
   }
 
-  /** The list's filters; null for none. */
-  record Filter(String nodeId, Duration expiringWithin, String state) {}
+  /** The list's filters (null for none) and its order: {@code latest} = latest to expire first (else soonest first). */
+  record Filter(String nodeId, Duration expiringWithin, String state, boolean latest) {}
 
   private static final String COLUMNS = "serial, node_id, team, environment, spki_sha256, wireguard_key, issuer, not_before, not_after, "
       + "issued_at, revoked_at, reason";
@@ -58,7 +58,7 @@ final class CertificateRepository {
 
   /**
    * A page of certificates inside {@code boundary}, in (not_after, serial) order (soonest to expire
-   * first), after the key ({@code afterNotAfter}, {@code afterSerial}) when given; {@code limit} rows.
+   * first; the reverse with {@link Filter#latest}), after the key ({@code afterNotAfter}, {@code afterSerial}) when given; {@code limit} rows.
    * Each filter is a range of not_after or a test of revoked_at, which the V19 indexes serve in order.
    */
   Future<List<Cert>> list(Boundary boundary, Filter f, Instant now, Instant afterNotAfter, String afterSerial, int limit) {
@@ -90,10 +90,11 @@ final class CertificateRepository {
     if (afterNotAfter != null) {
       p.add(Sql.odt(afterNotAfter));
       p.add(afterSerial);
-      sql.append(" AND (not_after, serial) > ($").append(p.size() - 1).append(", $").append(p.size()).append(")");
+      sql.append(" AND (not_after, serial) ").append(f.latest() ? "<" : ">").append(" ($").append(p.size() - 1).append(", $")
+          .append(p.size()).append(")");
     }
     p.add(limit);
-    sql.append(" ORDER BY not_after, serial LIMIT $").append(p.size());
+    sql.append(f.latest() ? " ORDER BY not_after DESC, serial DESC LIMIT $" : " ORDER BY not_after, serial LIMIT $").append(p.size());
     return reads.preparedQuery(sql.toString()).execute(Tuple.from(p)).map(rows -> Sql.list(rows, r -> map(r, false)));
   }
 

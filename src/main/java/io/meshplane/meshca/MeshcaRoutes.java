@@ -59,7 +59,7 @@ final class MeshcaRoutes {
       });
     });
     api.route(GET, "/meshca/certificates", Permission.MESHCA_READ, "meshca.read", null,
-        Query.paged("node", "expiring_within", "state"), (ctx, caller) -> {
+        Query.paged("node", "expiring_within", "state", "order"), (ctx, caller) -> {
           CertificateRepository.Filter filter = filter(ctx);
           Page page = Pages.from(ctx, cursors, "meshca-certificates");
           return service.list(caller, filter, page).map(body -> {
@@ -89,7 +89,7 @@ final class MeshcaRoutes {
     });
   }
 
-  /** {@code ?node=&expiring_within=&state=}: each checked, 400 naming the parameter. */
+  /** {@code ?node=&expiring_within=&state=&order=}: each checked, 400 naming the parameter. */
   private static CertificateRepository.Filter filter(RoutingContext ctx) {
     Fields f = new Fields();
     String node = ctx.request().getParam("node");
@@ -109,8 +109,10 @@ final class MeshcaRoutes {
     }
     String state = ctx.request().getParam("state");
     if (state != null && !MeshcaService.STATES.contains(state)) f.error("state", "must be valid, expiring, expired or revoked");
+    String order = ctx.request().getParam("order");
+    if (order != null && !order.equals("soonest") && !order.equals("latest")) f.error("order", "must be soonest or latest");
     f.check();
-    return new CertificateRepository.Filter(node, d, state);
+    return new CertificateRepository.Filter(node, d, state, "latest".equals(order));
   }
 
   /** The path's serial: 32 hex digits (either case); anything else is simply not found. */

@@ -131,6 +131,14 @@ class MeshcaStatusTest {
     assertEquals(21600, buckets.getJsonObject(1).getLong("to_s"));
     assertEquals(null, buckets.getJsonObject(5).getValue("to_s"));
 
+    // the latest revocations: ?state=revoked&order=latest, the latest to expire first
+    JsonArray latest = http.get(port, "/v1/meshca/certificates?state=revoked&order=latest&limit=1", monitoring).bodyAsJsonObject()
+        .getJsonArray("items");
+    JsonArray soonest = http.get(port, "/v1/meshca/certificates?state=revoked&limit=2", monitoring).bodyAsJsonObject().getJsonArray("items");
+    assertEquals(2, soonest.size());
+    assertEquals(soonest.getJsonObject(1).getString("serial"), latest.getJsonObject(0).getString("serial"));
+    MeshcaTest.assertField(http.get(port, "/v1/meshca/certificates?order=newest", monitoring), 400, "order");
+
     // the other team sees its own only
     String otherTeam = Tokens.issue(app, "sum-b", "prod", Surface.MONITORING).jwt();
     JsonObject b = http.get(port, "/v1/meshca/summary", otherTeam).bodyAsJsonObject();
