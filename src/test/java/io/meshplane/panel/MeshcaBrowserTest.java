@@ -119,9 +119,10 @@ class MeshcaBrowserTest {
     assertEquals(1, browser.driver().findElements(By.id("meshca-rotation")).size());
     browser.el("meshca-rotation");
     assertEquals(List.of(), browser.severeLogs(), "no CSP violation or script error");
+    // the whole page in one picture (docs/img/meshca.png is one of these)
+    browser.driver().manage().window().setSize(new org.openqa.selenium.Dimension(1280, 1400));
     browser.screenshot("meshca");
-    ((org.openqa.selenium.JavascriptExecutor) browser.driver()).executeScript("arguments[0].scrollIntoView()", chart);
-    browser.screenshot("meshca-nodes");
+    browser.driver().manage().window().setSize(new org.openqa.selenium.Dimension(1280, 800));
   }
 
   @Test
