@@ -39,6 +39,9 @@ final class MeshcaGauges {
   private Authorities.Hierarchy shown;
   private boolean counting;
   private long timer = -1;
+  /** Ticks of this replica's sampler, and the counts queries it ran (tests wait on them). */
+  private final AtomicLong ticks = new AtomicLong();
+  private final AtomicLong queries = new AtomicLong();
 
   MeshcaGauges(Vertx vertx, HazelcastInstance hz, MeterRegistry registry, Authorities authorities, MeshcaStatus status) {
     this.vertx = vertx;
@@ -67,6 +70,7 @@ final class MeshcaGauges {
   }
 
   private void sample() {
+    ticks.incrementAndGet();
     authorityRows();
     if (!oldest()) {
       counts.values().forEach(v -> v.set(0));
@@ -74,6 +78,7 @@ final class MeshcaGauges {
     }
     if (counting) return; // the last query still runs (a slow database): this interval keeps the last figures
     counting = true;
+    queries.incrementAndGet();
     status.counts(Boundary.EVERYTHING).onComplete(ar -> {
       counting = false;
       if (ar.failed()) {
@@ -111,8 +116,13 @@ final class MeshcaGauges {
     }
   }
 
-  /** The node counts this replica reports now (tests). */
-  long count(String state) {
-    return counts.get(state).get();
+  /** How many times this replica's sampler ran. */
+  long ticks() {
+    return ticks.get();
+  }
+
+  /** How many counts queries this replica ran (the oldest member's only). */
+  long queries() {
+    return queries.get();
   }
 }

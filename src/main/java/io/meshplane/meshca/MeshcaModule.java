@@ -214,6 +214,11 @@ public final class MeshcaModule implements Module {
     return revocations.current().version();
   }
 
+  /** The gauges' sampler (tests in this package). */
+  MeshcaGauges gauges() {
+    return gauges;
+  }
+
   /** How long after its expiry a node may still renew with its agent token alone ({@code meshca.renewal_grace}). */
   public Duration renewalGrace() {
     return settings.renewalGrace();
