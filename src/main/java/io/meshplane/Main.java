@@ -20,7 +20,8 @@ import picocli.CommandLine;
 @Command(name = "meshplane", mixinStandardHelpOptions = true, version = "meshplane 0.1.0",
     description = "Control plane of a private overlay network.",
     subcommands = {Main.Run.class, Main.Migrate.class, Main.Token.class, Main.User.class, io.meshplane.agent.AgentCommand.class,
-        io.meshplane.agent.SimulateCommand.class, io.meshplane.backup.SnapshotCommand.class})
+        io.meshplane.agent.SimulateCommand.class, io.meshplane.backup.SnapshotCommand.class,
+        io.meshplane.meshca.CaCommand.class})
 public final class Main {
   static final Logger LOG = LoggerFactory.getLogger(Main.class);
   /** Exit code for a configuration the process refuses to start with. */

@@ -48,7 +48,7 @@ export function renderMeshca(ctx) {
   // ---- the rotation: its status goes here (built with the rotation; this section stays empty until then) ----
   const rotation = section('meshca-rotation', 'Rotation',
     h('div', { class: 'slot', 'data-test': 'meshca-rotation' },
-      h('p', { class: 'muted' }, 'The rotation of the root and the intermediate is not built yet; its phase and progress will be shown here.')));
+      h('p', { class: 'muted' }, 'The rotation\'s phase and progress are not shown on this page yet (GET /api/v1/meshca/rotation has them).')));
 
   // ---- node certificates ----
   const values = {};

@@ -30,7 +30,7 @@ class TableOwnershipTest {
   static final Map<String, String> OWNER = Map.ofEntries(
       Map.entry("mesh_changes", "changes"), Map.entry("mesh_clock", "changes"),
       Map.entry("node_events", "heartbeat"),
-      Map.entry("meshca_authorities", "meshca"), Map.entry("meshca_certificates", "meshca"),
+      Map.entry("meshca_authorities", "meshca"), Map.entry("meshca_certificates", "meshca"), Map.entry("meshca_rotations", "meshca"),
       Map.entry("operations", "ops"), Map.entry("ingress_hostnames", "ops"),
       Map.entry("acl_policies", "policy"),
       Map.entry("tokens", "auth"),

@@ -46,6 +46,11 @@ public final class AgentCommand implements Callable<Integer> {
       description = "the agent's own listener (/healthz /readyz /metrics /info); port 0: any free port; default: ${DEFAULT-VALUE}")
   String listen;
 
+  @Option(names = "--mesh-tls", paramLabel = "HOST:PORT",
+      description = "open the mesh TLS listener here: mutual TLS with the node's MeshCA certificate, refusing peers whose certificates are "
+          + "revoked, expired or untrusted (GET /identity); port 0: any free port; default: off")
+  String meshTls;
+
   @Option(names = "--no-watch", description = "do not hold a watch stream (GET /v1/nodes/{id}/watch): learn changes from heartbeat answers only")
   boolean noWatch;
 
@@ -59,9 +64,13 @@ public final class AgentCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(spec.commandLine(),
           "--enroll-token is needed: the node is not enrolled yet (no credential in " + stateDir.toAbsolutePath() + ")");
     }
-    String[] hostPort = listen(spec, listen);
+    String[] hostPort = listen(spec, "--listen", listen);
     NodeAgent.Settings settings = new NodeAgent.Settings(targets, enrollToken, name, tags, stateDir, hostPort[0], Integer.parseInt(hostPort[1]),
         Backoff.standard(), !noWatch);
+    if (meshTls != null) {
+      String[] m = listen(spec, "--mesh-tls", meshTls);
+      settings = settings.withMeshTls(m[0], Integer.parseInt(m[1]));
+    }
     NodeAgent agent;
     try {
       agent = NodeAgent.start(settings);
@@ -111,14 +120,18 @@ public final class AgentCommand implements Callable<Integer> {
 
   /** {@code host:port} or {@code [v6]:port} → {host, port}. */
   static String[] listen(CommandSpec spec, String value) {
+    return listen(spec, "--listen", value);
+  }
+
+  static String[] listen(CommandSpec spec, String option, String value) {
     int colon = value == null ? -1 : value.lastIndexOf(':');
-    if (colon <= 0) throw new CommandLine.ParameterException(spec.commandLine(), "--listen: '" + value + "' must be HOST:PORT");
+    if (colon <= 0) throw new CommandLine.ParameterException(spec.commandLine(), option + ": '" + value + "' must be HOST:PORT");
     String host = value.substring(0, colon);
     if (host.startsWith("[") && host.endsWith("]")) host = host.substring(1, host.length() - 1);
     // 0 (any free port) or a port as the coordinator reads one: no sign, no leading zero, ASCII digits
     int port = Ports.parseOrZero(value.substring(colon + 1));
     if (port < 0 || host.isEmpty()) {
-      throw new CommandLine.ParameterException(spec.commandLine(), "--listen: '" + value + "' must be HOST:PORT with a port 0-65535");
+      throw new CommandLine.ParameterException(spec.commandLine(), option + ": '" + value + "' must be HOST:PORT with a port 0-65535");
     }
     return new String[] {host, Integer.toString(port)};
   }

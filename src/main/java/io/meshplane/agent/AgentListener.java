@@ -13,8 +13,8 @@ import java.time.Instant;
 
 /**
  * The agent's own listener ({@code --listen}, loopback by default): {@code /healthz}, {@code /readyz},
- * {@code /metrics} and {@code /info}. Nothing it serves reveals the credential or the private key.
- * Plain vertx-core: four fixed GET routes need no router.
+ * {@code /metrics}, {@code /info} and {@code /peers/{id}/tls} ({@link PeerTlsRoute}). Nothing it serves reveals the credential or the private key.
+ * Plain vertx-core: five GET routes need no router.
  */
 final class AgentListener {
   private final AgentVerticle agent;
@@ -32,14 +32,19 @@ final class AgentListener {
   private void handle(HttpServerRequest req) {
     req.response().putHeader("Cache-Control", "no-store");
     String path = req.path();
-    boolean known = path.equals("/healthz") || path.equals("/readyz") || path.equals("/metrics") || path.equals("/info");
+    boolean known = path.equals("/healthz") || path.equals("/readyz") || path.equals("/metrics") || path.equals("/info")
+        || PeerTlsRoute.matches(path);
     if (!known) {
-      json(req, 404, new JsonObject().put("status", 404).put("title", "Not Found").put("detail", "no such path; try /healthz, /readyz, /metrics or /info"));
+      json(req, 404, new JsonObject().put("status", 404).put("title", "Not Found").put("detail", "no such path; try /healthz, /readyz, /metrics, /info or /peers/{node id}/tls"));
       return;
     }
     if (req.method() != HttpMethod.GET && req.method() != HttpMethod.HEAD) {
       req.response().putHeader(HttpHeaders.ALLOW, "GET, HEAD");
       json(req, 405, new JsonObject().put("status", 405).put("title", "Method Not Allowed").put("detail", path + " answers GET only"));
+      return;
+    }
+    if (PeerTlsRoute.matches(path)) {
+      PeerTlsRoute.handle(req, agent);
       return;
     }
     long now = System.currentTimeMillis();
@@ -78,6 +83,7 @@ final class AgentListener {
         .put("services", s.services())
         .put("watch", agent.watchInfo())
         .put("certificate", s.pki() == null ? null : s.pki().info(now))
+        .put("mesh_tls", agent.meshTlsInfo())
         .put("agent_version", AgentSession.AGENT_VERSION)
         .put("uptime_s", (now - agent.startedAtMs()) / 1000);
   }

@@ -26,6 +26,8 @@ final class AgentMetrics {
   private static final Set<String> MESSAGE_TYPES = Set.of("answer", "ping", "close");
   private final Map<String, LongAdder> watchConnects = new ConcurrentHashMap<>();
   private final Map<String, LongAdder> watchMessages = new ConcurrentHashMap<>();
+  private static final String[] VERDICTS = {"trusted", "revoked", "untrusted", "expired", "unreachable"};
+  private final Map<String, LongAdder> meshTls = new ConcurrentHashMap<>();
 
   AgentMetrics() {
     for (Reply.Outcome o : Reply.Outcome.values()) heartbeats.put(o, new LongAdder());
@@ -62,6 +64,11 @@ final class AgentMetrics {
   void command(String kind, String status) {
     String k = KINDS.contains(kind) ? kind : "unknown";
     commands.computeIfAbsent(k + "\u0000" + status, x -> new LongAdder()).increment();
+  }
+
+  /** A verdict on a peer's certificate: {@code side} {@code listener} (a client's, at a handshake) or {@code dialer}. */
+  void meshTls(String side, String verdict) {
+    meshTls.computeIfAbsent(side + "\u0000" + verdict, k -> new LongAdder()).increment();
   }
 
   /** Body bytes of the watch stream. */
@@ -107,6 +114,14 @@ final class AgentMetrics {
     family(sb, "mesh_agent_watch_messages_total", "counter", "Watch stream lines received, by type (answer, ping, close, other).");
     for (String t : new String[] {"answer", "ping", "close", "other"}) {
       sb.append("mesh_agent_watch_messages_total{type=\"").append(t).append("\"} ").append(sum(watchMessages, t)).append('\n');
+    }
+    family(sb, "mesh_agent_mesh_tls_verdicts_total", "counter",
+        "Verdicts on peers' certificates, by side (listener: a client at a handshake; dialer: GET /peers/{id}/tls) and verdict.");
+    for (String side : new String[] {"listener", "dialer"}) {
+      for (String v : VERDICTS) {
+        sb.append("mesh_agent_mesh_tls_verdicts_total{side=\"").append(side).append("\",verdict=\"").append(v).append("\"} ")
+            .append(sum(meshTls, side + "\u0000" + v)).append('\n');
+      }
     }
     gauge(sb, "mesh_agent_watch_open", "1 while the watch stream is open.", g.watchOpen() ? 1 : 0);
     if (g.certificateExpirySeconds() != null) {

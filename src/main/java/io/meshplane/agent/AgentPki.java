@@ -74,13 +74,17 @@ final class AgentPki {
   private JsonArray revocations = new JsonArray();
   private long notBeforeNextCsrMs;
   private String lastRefusal;
+  /** The id of the authority that issued the certificate (as the answer said): reported back, a CA rotation counts it. */
+  private String issuer;
+  /** The coordinator said to renew now (the certificate's issuer no longer signs: a CA rotation). */
+  private boolean renewNow;
 
   // ---- the heartbeat's pki block ----
 
   /** Whether the next heartbeat carries a CSR. */
   boolean wantsCsr(long nowMs, String wireguardKey) {
     if (nowMs < notBeforeNextCsrMs) return false;
-    return cert == null || nowMs >= renewAfterMs || nowMs >= notAfterMs || revoked(serial, spkiSha256(cert.getPublicKey()))
+    return cert == null || renewNow || nowMs >= renewAfterMs || nowMs >= notAfterMs || revoked(serial, spkiSha256(cert.getPublicKey()))
         || !wireguardKey.equals(issuedFor);
   }
 
@@ -104,6 +108,11 @@ final class AgentPki {
       JsonText.key(first ? sb : sb.append(','), "revocations").append(revocationsVersion);
       first = false;
     }
+    if (issuer != null && serial != null) {
+      JsonText.key(first ? sb : sb.append(','), "issuer");
+      JsonText.string(sb, issuer);
+      first = false;
+    }
     if (wantsCsr(nowMs, wireguardKey)) {
       JsonText.key(first ? sb : sb.append(','), "csr");
       JsonText.string(sb, csr());
@@ -111,6 +120,11 @@ final class AgentPki {
       notBeforeNextCsrMs = nowMs + RETRY_MS;
     }
     sb.append('}');
+  }
+
+  /** The bundle version held ("" for none): the watch stream's {@code pki_bundle}. */
+  String bundleVersionHeld() {
+    return bundleVersion == null ? "" : bundleVersion;
   }
 
   /** A PKCS#10 CSR for this node's key (made at the first call), base64 of its DER; the coordinator ignores its names. */
@@ -157,6 +171,8 @@ final class AgentPki {
       deferred = d.getValue("retry_after_s") instanceof Number n ? Math.max(1, n.longValue()) : RETRY_MS / 1000;
       notBeforeNextCsrMs = nowMs + deferred * 1000;
     }
+    // a CA rotation: the certificate's issuer no longer signs; the next heartbeat sends a CSR (the budget spreads them)
+    if (p.getValue("renew") instanceof JsonObject && cert != null) renewNow = true;
     boolean adopted = false;
     String refused = null;
     if (p.getValue("refused") instanceof JsonObject no) {
@@ -191,6 +207,8 @@ final class AgentPki {
     notAfterMs = x.getNotAfter().getTime();
     renewAfterMs = c.getValue("renew_after") instanceof String ra ? parse(ra, notAfterMs) : notAfterMs;
     issuedFor = c.getValue("wireguard_key") instanceof String w ? w : null;
+    issuer = c.getValue("issuer") instanceof String i ? i : null;
+    renewNow = false;
     notBeforeNextCsrMs = 0;
     return null;
   }
@@ -198,6 +216,21 @@ final class AgentPki {
   /** The chain {@code leaf, intermediates…} under the bundle's roots at {@code nowMs}; null when it verifies, else why not. */
   String verify(X509Certificate leaf, List<X509Certificate> intermediates, long nowMs) {
     if (bundle.isEmpty()) return "no trust bundle held";
+    // the shortest prefix of the chain that ends under a root held: during a root rotation a chain ends with the new root
+    // cross-signed by the old one, which a node holding the new root does not need (and PKIX would not take past its anchor)
+    String why = null;
+    for (int k = 0; k <= intermediates.size(); k++) {
+      why = validate(leaf, intermediates.subList(0, k), nowMs);
+      if (why == null) break;
+    }
+    if (why != null) return why;
+    for (X509Certificate c : intermediates) {
+      if (revoked(hex(c.getSerialNumber()), spkiSha256(c.getPublicKey()))) return "revoked intermediate";
+    }
+    return revoked(hex(leaf.getSerialNumber()), spkiSha256(leaf.getPublicKey())) ? "revoked" : null;
+  }
+
+  private String validate(X509Certificate leaf, List<X509Certificate> intermediates, long nowMs) {
     try {
       List<X509Certificate> path = new ArrayList<>();
       path.add(leaf);
@@ -208,13 +241,10 @@ final class AgentPki {
       params.setRevocationEnabled(false); // revocation: the list this agent holds, by serial and by key
       params.setDate(new Date(nowMs));
       CertPathValidator.getInstance("PKIX").validate(CertificateFactory.getInstance("X.509").generateCertPath(path), params);
+      return null;
     } catch (GeneralSecurityException e) {
       return "untrusted: " + e.getMessage();
     }
-    for (X509Certificate c : intermediates) {
-      if (revoked(hex(c.getSerialNumber()), spkiSha256(c.getPublicKey()))) return "revoked intermediate";
-    }
-    return revoked(hex(leaf.getSerialNumber()), spkiSha256(leaf.getPublicKey())) ? "revoked" : null;
   }
 
   /** The verdict on this node's own certificate: {@code valid}, {@code none}, {@code expired}, {@code revoked}, or {@code untrusted: …}. */
@@ -232,7 +262,7 @@ final class AgentPki {
     if (key != null) j.put("private_key", Base64.getEncoder().encodeToString(key.getPrivate().getEncoded()))
         .put("public_key", Base64.getEncoder().encodeToString(key.getPublic().getEncoded()));
     if (cert != null) j.put("certificate", certPem).put("chain", chainPem).put("renew_after", Instant.ofEpochMilli(renewAfterMs).toString())
-        .put("issued_for", issuedFor);
+        .put("issued_for", issuedFor).put("issuer", issuer).put("renew_now", renewNow);
     if (bundleVersion != null) j.put("bundle", new JsonObject().put("version", bundleVersion).put("pem", bundlePem));
     if (revocationsVersion >= 0) j.put("revocations", new JsonObject().put("version", revocationsVersion).put("items", revocations.copy()));
     return j;
@@ -255,10 +285,11 @@ final class AgentPki {
     if (j.getValue("revocations") instanceof JsonObject r) p.apply(new JsonObject().put("revocations", r), nowMs);
     if (j.getValue("certificate") instanceof String c && j.getValue("chain") instanceof String chain) {
       JsonObject cert = new JsonObject().put("pem", c).put("chain", chain).put("renew_after", j.getValue("renew_after"))
-          .put("wireguard_key", j.getValue("issued_for"));
+          .put("wireguard_key", j.getValue("issued_for")).put("issuer", j.getValue("issuer"));
       // checked again under the bundle held; an expired one is kept (its serial is reported, and a CSR renews it within the grace)
       List<X509Certificate> leaf = certificates(c);
       if (leaf.size() == 1) p.adopt(cert, Math.min(nowMs, leaf.get(0).getNotAfter().getTime() - 1));
+      p.renewNow = p.cert != null && Boolean.TRUE.equals(j.getValue("renew_now"));
     }
     return p;
   }
@@ -268,7 +299,7 @@ final class AgentPki {
     if (cert != null) {
       j.put("serial", serial).put("not_after", Instant.ofEpochMilli(notAfterMs).toString())
           .put("renew_after", Instant.ofEpochMilli(renewAfterMs).toString()).put("expires_in_s", Math.max(0, (notAfterMs - nowMs) / 1000))
-          .put("subject_alt_names", sans());
+          .put("subject_alt_names", sans()).put("issuer", issuer).put("renew_now", renewNow);
     }
     j.put("bundle", bundleVersion).put("revocations", revocationsVersion).put("revoked", revocations.size());
     if (lastRefusal != null) j.put("last_refused", lastRefusal);
@@ -282,6 +313,17 @@ final class AgentPki {
 
   String serial() {
     return serial;
+  }
+
+  /** An immutable copy for the mesh TLS listener and dialer (read at each handshake, off this event loop). */
+  MeshIdentity identity() {
+    boolean usable = cert != null && key != null && cert.getPublicKey().equals(key.getPublic());
+    List<X509Certificate> chain = new ArrayList<>();
+    if (usable) {
+      chain.add(cert);
+      chain.addAll(certificates(chainPem));
+    }
+    return new MeshIdentity(usable ? key.getPrivate() : null, chain, bundle, revokedSerials, revokedKeys, revocationsVersion);
   }
 
   long revocationsVersion() {

@@ -146,7 +146,9 @@ final class AgentSession {
    * node holds, {@code 0} for none.
    */
   String watchPath() {
-    return "/nodes/" + nodeId + "/watch?peers=" + Math.max(0, peersVersion()) + "&acl=" + Math.max(0, aclVersion);
+    String path = "/nodes/" + nodeId + "/watch?peers=" + Math.max(0, peersVersion()) + "&acl=" + Math.max(0, aclVersion);
+    // with MeshCA: the bundle and revocation list held, so the stream carries their changes (a revocation in seconds)
+    return pki == null ? path : path + "&pki_bundle=" + pki.bundleVersionHeld() + "&pki_revocations=" + Math.max(0, pki.revocationsVersion());
   }
 
   String authorization() {
@@ -362,6 +364,14 @@ final class AgentSession {
 
   long startedAtMs() {
     return startedAtMs;
+  }
+
+  /** A peer's mesh address without its prefix length ({@code 100.64.0.7}), or null when the node holds no such peer. */
+  String peerAddress(String id) {
+    JsonObject e = peers == null ? null : peers.entry(id);
+    if (e == null || !(e.getValue("address") instanceof String a) || a.isEmpty()) return null;
+    int slash = a.indexOf('/');
+    return slash < 0 ? a : a.substring(0, slash);
   }
 
   public int peerCount() {

@@ -32,6 +32,7 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
   private AgentSession session;
   private Coordinators coordinators;
   private HttpServer listener;
+  private MeshTls meshTls;
   private long timer = -1;
   private boolean closing;
   /** The watch stream (null with --no-watch, or until the first accepted heartbeat). */
@@ -55,15 +56,25 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
   @Override
   public Future<?> start() {
     coordinators = new Coordinators(vertx, settings.coordinators(), 4, 16);
+    meshTls = new MeshTls(vertx, metrics);
     return vertx.executeBlocking(this::load)
         .compose(s -> {
           session = s;
           return new AgentListener(this).listen(vertx, settings.listenHost(), settings.listenPort());
         })
-        .onSuccess(server -> {
+        .compose(server -> {
           listener = server;
+          meshTls.publish(session.pki());
+          if (settings.meshTlsPort() < 0) return Future.succeededFuture(server);
+          return meshTls.listen(settings.meshTlsHost(), settings.meshTlsPort()).map(server).recover(e -> Future.failedFuture(
+              new IllegalStateException("--mesh-tls: cannot listen on " + settings.meshTlsHost() + ":" + settings.meshTlsPort() + ": " + e.getMessage(), e)));
+        })
+        .onSuccess(server -> {
           LOG.info("agent listening on {}:{} (/healthz /readyz /metrics /info); state dir {}", settings.listenHost(), server.actualPort(),
               dir.path());
+          if (meshTls.port() >= 0) {
+            LOG.info("mesh TLS listening on {}:{} (mutual TLS with the node's MeshCA certificate; GET /identity)", settings.meshTlsHost(), meshTls.port());
+          }
           if (session.isEnrolled()) {
             LOG.info("{} using the enrollment kept in {} (address {}); no new enrollment", tag(), dir.path(), session.address());
             schedule(0);
@@ -79,7 +90,8 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
     if (timer >= 0) vertx.cancelTimer(timer);
     Future<Void> l = listener == null ? Future.succeededFuture() : listener.close();
     Future<Void> w = watch == null ? Future.succeededFuture() : watch.close();
-    return Future.join(l, w, coordinators.close());
+    Future<Void> m = meshTls.close();
+    return Future.join(l, w, m, coordinators.close());
   }
 
   // ---- the state dir (blocking; on a worker) ----
@@ -345,6 +357,7 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
   public void pki(AgentPki.Applied a) {
     AgentPki p = session.pki();
     long now = System.currentTimeMillis();
+    meshTls.publish(p); // the next handshake presents, trusts and refuses by what the node holds now
     if (a.adopted()) LOG.info("{} certificate {} adopted: {}", tag(), p.serial(), p.info(now).encode());
     if (a.refused() != null) LOG.warn("{} issued certificate refused ({}); a new CSR in {} s", tag(), a.refused(), AgentPki.RETRY_MS / 1000);
     if (a.deferredS() > 0) LOG.info("{} certificate deferred by the coordinator's signing budget: CSR again in {} s", tag(), a.deferredS());
@@ -370,6 +383,21 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
 
   int listenerPort() {
     return listener.actualPort();
+  }
+
+  MeshTls meshTls() {
+    return meshTls;
+  }
+
+  /** The {@code --mesh-tls} port as configured (-1: off, 0: any free port). */
+  int meshTlsConfiguredPort() {
+    return settings.meshTlsPort();
+  }
+
+  /** The mesh TLS listener for /info: {@code {state: "on", port}} or {@code {state: "off"}}. */
+  JsonObject meshTlsInfo() {
+    return meshTls.port() < 0 ? new JsonObject().put("state", "off")
+        : new JsonObject().put("state", "on").put("host", settings.meshTlsHost()).put("port", meshTls.port());
   }
 
   String coordinatorUrl() {

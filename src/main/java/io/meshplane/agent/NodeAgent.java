@@ -26,12 +26,24 @@ public final class NodeAgent implements AutoCloseable {
    * @param enrollToken null when the state dir already holds a credential
    * @param listenPort 0: any free port (logged)
    * @param watch hold a watch stream besides the heartbeats ({@code --no-watch}: false)
+   * @param meshTlsHost meshTlsPort the mesh TLS listener ({@code --mesh-tls}); port -1: off, 0: any free port
    */
   public record Settings(List<Coordinators.Target> coordinators, String enrollToken, String name, List<String> tags, Path stateDir,
-      String listenHost, int listenPort, Backoff backoff, boolean watch) {
+      String listenHost, int listenPort, Backoff backoff, boolean watch, String meshTlsHost, int meshTlsPort) {
     public Settings {
       coordinators = List.copyOf(coordinators);
       tags = List.copyOf(tags);
+    }
+
+    /** Without the mesh TLS listener (the default). */
+    public Settings(List<Coordinators.Target> coordinators, String enrollToken, String name, List<String> tags, Path stateDir,
+        String listenHost, int listenPort, Backoff backoff, boolean watch) {
+      this(coordinators, enrollToken, name, tags, stateDir, listenHost, listenPort, backoff, watch, null, -1);
+    }
+
+    /** These settings with the mesh TLS listener on {@code host:port} (0: any free port). */
+    public Settings withMeshTls(String host, int port) {
+      return new Settings(coordinators, enrollToken, name, tags, stateDir, listenHost, listenPort, backoff, watch, host, port);
     }
 
     /** Without the watch stream (heartbeat answers only): tests that script a coordinator stand-in without the route. */
@@ -72,7 +84,7 @@ public final class NodeAgent implements AutoCloseable {
       close(vertx);
       Throwable cause = e.getCause() != null ? e.getCause() : e;
       String msg = cause.getMessage() == null ? cause.toString() : cause.getMessage();
-      if (msg.contains("Address already in use") || cause instanceof java.net.BindException) {
+      if (!msg.startsWith("--mesh-tls") && (msg.contains("Address already in use") || cause instanceof java.net.BindException)) {
         msg = "cannot listen on " + settings.listenHost() + ":" + settings.listenPort() + ": " + msg;
       }
       throw new IllegalStateException(msg, e);
@@ -83,6 +95,11 @@ public final class NodeAgent implements AutoCloseable {
   /** The listener's actual port. */
   public int listenPort() {
     return port;
+  }
+
+  /** The mesh TLS listener's actual port, or -1 when it is off. */
+  public int meshTlsPort() {
+    return verticle.meshTls().port();
   }
 
   /** Completes with an exit code when the agent cannot go on (its enrollment was refused, say). */

@@ -72,6 +72,11 @@ final class PeerBook {
     return out;
   }
 
+  /** The kept entry of a peer, or null. */
+  JsonObject entry(String id) {
+    return byId.get(id) instanceof JsonObject e ? e : null;
+  }
+
   boolean contains(String id) {
     return byId.containsKey(id);
   }

@@ -68,6 +68,8 @@ public final class ConfigLoader {
       if (!name.startsWith("MESH_") || name.equals("MESH_LOG_FORMAT") || name.equals("MESH_LOG_LEVEL")) continue;
       // read by `meshplane snapshot` (backup.SnapshotCommand), not settings of a replica
       if (name.equals("MESH_SNAPSHOT_SIGNING_KEY") || name.equals("MESH_SNAPSHOT_VERIFY_KEY")) continue;
+      // read by `meshplane ca` (meshca.CaCommand) on the offline root's machine; its value is never logged
+      if (name.equals("MESH_CA_PASSPHRASE")) continue;
       boolean known = false;
       for (Setting s : Setting.values()) known |= s.env.equals(name);
       if (!known) unknown.add(name);
@@ -298,7 +300,7 @@ public final class ConfigLoader {
     throw bad(s, raw, "is not a whole number from " + min + " to " + max);
   }
 
-  private static boolean bool(Map<String, String> v, Setting s) {
+  static boolean bool(Map<String, String> v, Setting s) {
     String raw = v.get(s.key).trim();
     if (raw.equals("true")) return true;
     if (raw.equals("false")) return false;

@@ -28,11 +28,15 @@ final class MeshcaConfig {
       throw ConfigLoader.bad(Setting.MESHCA_TRUST_DOMAIN, domain, "is not a trust domain (lower-case letters, digits, '.', '-', '_'), "
           + "such as mesh.example.com");
     }
-    Duration node = ConfigLoader.duration(v, Setting.MESHCA_NODE_LIFETIME, Duration.ofHours(1), Duration.ofDays(30));
+    // drills scale lifetimes down to minutes (an outage of half a lifetime, a rotation running its course within a test)
+    boolean short_ = ConfigLoader.bool(v, Setting.MESHCA_SHORT_LIFETIMES);
+    Duration node = ConfigLoader.duration(v, Setting.MESHCA_NODE_LIFETIME, short_ ? Duration.ofMinutes(1) : Duration.ofHours(1), Duration.ofDays(30));
     Duration grace = ConfigLoader.duration(v, Setting.MESHCA_RENEWAL_GRACE, Duration.ZERO, Duration.ofDays(90));
     int rate = ConfigLoader.intIn(v, Setting.MESHCA_MAX_SIGNATURES_PER_S, 1, 100_000);
-    Duration intermediate = ConfigLoader.duration(v, Setting.MESHCA_INTERMEDIATE_LIFETIME, Duration.ofDays(1), Duration.ofDays(3650));
-    Duration root = ConfigLoader.duration(v, Setting.MESHCA_ROOT_LIFETIME, Duration.ofDays(30), Duration.ofDays(36500));
+    Duration intermediate = ConfigLoader.duration(v, Setting.MESHCA_INTERMEDIATE_LIFETIME, short_ ? Duration.ofMinutes(2) : Duration.ofDays(1),
+        Duration.ofDays(3650));
+    Duration root = ConfigLoader.duration(v, Setting.MESHCA_ROOT_LIFETIME, short_ ? Duration.ofMinutes(3) : Duration.ofDays(30),
+        Duration.ofDays(36500));
     if (intermediate.compareTo(node.multipliedBy(2)) < 0) {
       throw ConfigLoader.bad(Setting.MESHCA_INTERMEDIATE_LIFETIME, v.get(Setting.MESHCA_INTERMEDIATE_LIFETIME.key),
           "must be at least twice meshca.node_lifetime (an intermediate outlives the certificates it signs)");
@@ -43,7 +47,7 @@ final class MeshcaConfig {
     }
     Path keys = ConfigLoader.path(v, Setting.AUTH_KEYS_DIR).toAbsolutePath().normalize();
     return new MeshcaModule.Settings(secret(v), keys.resolveSibling("meshca.secret"), domain, node, grace, rate, crlUrl(v), intermediate,
-        root);
+        root, ConfigLoader.bool(v, Setting.MESHCA_AUTO_ROTATE));
   }
 
   /** The configured secret's bytes (UTF-8), or null when neither meshca.secret nor meshca.secret_file is set. */

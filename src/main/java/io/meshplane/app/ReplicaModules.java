@@ -64,17 +64,17 @@ final class ReplicaModules {
         observability.mesh(), cursors, config.operationsDeadline());
     // MeshCA follows the change log (its revocation list) and records in the audit trail
     meshca = new io.meshplane.meshca.MeshcaModule(vertx, hz, p, reads, changes, audit.log(), cursors, observability.mesh().registry(),
-        config.meshca());
+        config.meshca(), () -> heartbeat.liveNodes());
     heartbeat = new HeartbeatModule(vertx, hz, p, reads, changes, policy, ops, meshca.nodePki(), observability.mesh(), cursors,
         new HeartbeatModule.Settings(
         config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog(), config.pendingTtl()));
     ownerHint = heartbeat.ownerHint();
     // after the policy and operations features: its follower of the change log sees each entry after theirs
-    watch = new io.meshplane.watch.WatchModule(vertx, hz, changes, policy, ops, ownerHint,
+    watch = new io.meshplane.watch.WatchModule(vertx, hz, changes, policy, ops, meshca.nodePki(), ownerHint,
         observability.mesh().registry(), config.watch());
     auth.onDenied(watch::credentialDenied);
     // a deletion revokes the node's certificates (MeshCA's) in its transaction
-    nodes = new NodeModule(p, reads, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), changes, policy, meshca.nodeCertificates(),
+    nodes = new NodeModule(p, reads, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), changes, policy, meshca.nodePki(),
         config.relays(), cursors, config.addressPool());
     // bulk actions go through the inventory's and the operations' single-node paths, with at most a quarter
     // of the main pool's connections (4 at the default 16) held by their per-node actions

@@ -62,6 +62,8 @@ public enum Setting {
   MESHCA_MAX_SIGNATURES_PER_S("meshca.max_signatures_per_s", "MESH_MESHCA_MAX_SIGNATURES_PER_S", "50", "MeshCA: node certificates signed per second by the whole cluster (shared by every replica); CSRs beyond it are deferred"),
   MESHCA_CRL_URL("meshca.crl_url", "MESH_MESHCA_CRL_URL", "", "MeshCA: the CRL distribution point written into node certificates; empty = <cluster.advertise_url>/v1/meshca/crl, or http://localhost:<http.port>/v1/meshca/crl without one"),
   MESHCA_INTERMEDIATE_LIFETIME("meshca.intermediate_lifetime", "MESH_MESHCA_INTERMEDIATE_LIFETIME", "90d", "MeshCA: the lifetime of the intermediate that signs node certificates (made at the first start)"),
+  MESHCA_AUTO_ROTATE("meshca.auto_rotate", "MESH_MESHCA_AUTO_ROTATE", "true", "MeshCA: rotate the intermediate automatically from two thirds of its lifetime (its phases advance as the fleet follows); needs the root's key in the coordinator"),
+  MESHCA_SHORT_LIFETIMES("meshca.short_lifetimes", "MESH_MESHCA_SHORT_LIFETIMES", "false", "MeshCA: for drills and tests only: allows lifetimes of minutes (node certificates from 1m, intermediates from 2m, roots from 3m)"),
   MESHCA_ROOT_LIFETIME("meshca.root_lifetime", "MESH_MESHCA_ROOT_LIFETIME", "3650d", "MeshCA: the lifetime of the root (made at the first start)"),
   RELAYS("relays", "MESH_RELAYS", "[]", "relays nodes are assigned to: a list of {name, region, url} (the env value as JSON)"),
   WATCH_ADMIT_PER_SECOND("watch.admit_per_second", "MESH_WATCH_ADMIT_PER_SECOND", "500", "new watch streams this replica accepts per second; beyond it 503 with Retry-After (a dead replica's agents come back as a trickle)"),

@@ -133,6 +133,15 @@ public record HeartbeatRequest(
       }
     }
     long revocations = version(f, pk, "revocations", "pki.");
+    String issuer = null;
+    Object iv = pk.getValue("issuer");
+    if (iv != null) {
+      if (iv instanceof String v && io.meshplane.common.Ids.looksLike("ca", v)) {
+        issuer = v;
+      } else {
+        f.error("pki.issuer", "must be the id of the authority that issued the certificate, as its answer gave it (ca_…)");
+      }
+    }
     String csr = null;
     Object c = pk.getValue("csr");
     if (c != null) {
@@ -143,7 +152,7 @@ public record HeartbeatRequest(
         csr = b64;
       }
     }
-    return new NodePki.Report(serial, notAfter, bundle, revocations, csr);
+    return new NodePki.Report(serial, notAfter, bundle, revocations, issuer, csr);
   }
 
   private static long version(Fields f, JsonObject known, String key) {

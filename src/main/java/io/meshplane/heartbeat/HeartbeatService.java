@@ -87,9 +87,10 @@ final class HeartbeatService {
 
   private Future<Buffer> store(Caller caller, String id, HeartbeatRequest hb, Supplier<RequestInfo> request, Buffer issued) {
     long now = System.currentTimeMillis();
+    NodePki.Report pr = hb.pki();
     LiveNode live = new LiveNode(now, true, orEmpty(hb.endpoints()), hb.publicKey() == null ? "" : hb.publicKey(),
         hb.relay() == null ? "" : hb.relay(), orEmpty(hb.routes()), hb.telemetry(), hb.knownPeers(), hb.knownAcl(),
-        orEmpty(hb.services()));
+        orEmpty(hb.services()), pkiBundle(pr), pkiIssuer(pr));
     return batcher.submit(id, live)
         // the map write failed (its partition's owner just died, say): not acknowledged, so the agent's
         // next beat carries the same state; a second is enough for the cluster to take over
@@ -111,6 +112,27 @@ final class HeartbeatService {
           return out;
         });
   }
+
+  /**
+   * What the live entry keeps of the {@code pki} block for a CA rotation's count: the versions the node
+   * reported holding. A node whose heartbeat carries a CSR is counted as behind until its next
+   * heartbeat says what it adopted ({@link #PENDING}): a rotation does not advance past a node that
+   * is getting a certificate right now.
+   */
+  static String pkiBundle(NodePki.Report r) {
+    if (r == null) return "";
+    if (r.csr() != null && r.bundle() == null) return PENDING;
+    return r.bundle() == null ? "" : r.bundle();
+  }
+
+  static String pkiIssuer(NodePki.Report r) {
+    if (r == null) return "";
+    if (r.csr() != null) return PENDING;
+    return r.issuer() == null ? "" : r.issuer();
+  }
+
+  /** Not a version or an id: a node in the middle of an issuance. */
+  static final String PENDING = "-";
 
   private static String[] orEmpty(String[] a) {
     return a == null ? new String[0] : a;

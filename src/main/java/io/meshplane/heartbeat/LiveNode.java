@@ -24,6 +24,10 @@ import java.util.Objects;
  *     ({@code nodes.acknowledged_*}, V9), stamping when they changed; a cold start seeds them back.
  * @param services the services the agent reported it serves (empty when it sent none): compared with
  *     the bound ones for {@code policy_sync.services}. Not written to PostgreSQL.
+ * @param pkiBundle the MeshCA trust bundle version the heartbeat reported holding ("" when it sent no
+ *     {@code pki} block): with {@code pkiIssuer}, the node record's {@code pki_sync}, and what a CA
+ *     rotation counts before it advances (a query on the map). Not written to PostgreSQL.
+ * @param pkiIssuer the id of the authority that issued the certificate the node holds ("" for none)
  */
 public record LiveNode(
     long heartbeatAt,
@@ -35,7 +39,18 @@ public record LiveNode(
     String telemetry,
     long knownPeers,
     long knownAcl,
-    String[] services) {
+    String[] services,
+    String pkiBundle,
+    String pkiIssuer) {
+
+  public static final String PKI_BUNDLE_FIELD = "pkiBundle";
+  public static final String PKI_ISSUER_FIELD = "pkiIssuer";
+
+  /** An entry without MeshCA's fields (a heartbeat without a {@code pki} block). */
+  public LiveNode(long heartbeatAt, boolean dirty, String[] endpoints, String publicKey, String relay, String[] routes, String telemetry,
+      long knownPeers, long knownAcl, String[] services) {
+    this(heartbeatAt, dirty, endpoints, publicKey, relay, routes, telemetry, knownPeers, knownAcl, services, "", "");
+  }
 
   /** An entry without acknowledged versions or reported services (seeded from PostgreSQL, or a test's). */
   public LiveNode(long heartbeatAt, boolean dirty, String[] endpoints, String publicKey, String relay, String[] routes, String telemetry) {
@@ -59,7 +74,7 @@ public record LiveNode(
   }
 
   public LiveNode clean() {
-    return new LiveNode(heartbeatAt, false, endpoints, publicKey, relay, routes, telemetry, knownPeers, knownAcl, services);
+    return new LiveNode(heartbeatAt, false, endpoints, publicKey, relay, routes, telemetry, knownPeers, knownAcl, services, pkiBundle, pkiIssuer);
   }
 
   @Override
@@ -67,7 +82,7 @@ public record LiveNode(
     return o instanceof LiveNode n && heartbeatAt == n.heartbeatAt && dirty == n.dirty && Arrays.equals(endpoints, n.endpoints)
         && Objects.equals(publicKey, n.publicKey) && relay.equals(n.relay) && Arrays.equals(routes, n.routes)
         && telemetry.equals(n.telemetry) && knownPeers == n.knownPeers && knownAcl == n.knownAcl
-        && Arrays.equals(services, n.services);
+        && Arrays.equals(services, n.services) && pkiBundle.equals(n.pkiBundle) && pkiIssuer.equals(n.pkiIssuer);
   }
 
   @Override
@@ -91,7 +106,10 @@ public record LiveNode(
           orEmpty(in.readString("relay")), split(in.readString("routes")), in.readString("telemetry"), in.readInt64("knownPeers"),
           in.readInt64("knownAcl"),
           // absent in entries written before services were kept (a rolling upgrade): none reported
-          in.getFieldKind("services") == FieldKind.STRING ? split(in.readString("services")) : NONE);
+          in.getFieldKind("services") == FieldKind.STRING ? split(in.readString("services")) : NONE,
+          // absent in entries written before MeshCA's fields (a rolling upgrade): none reported
+          in.getFieldKind(PKI_BUNDLE_FIELD) == FieldKind.STRING ? orEmpty(in.readString(PKI_BUNDLE_FIELD)) : "",
+          in.getFieldKind(PKI_ISSUER_FIELD) == FieldKind.STRING ? orEmpty(in.readString(PKI_ISSUER_FIELD)) : "");
     }
 
     @Override
@@ -107,6 +125,9 @@ public record LiveNode(
       out.writeInt64("knownPeers", n.knownPeers());
       out.writeInt64("knownAcl", n.knownAcl());
       out.writeString("services", join(n.services()));
+      // "" (not null) for none: the rotation's queries compare with it
+      out.writeString(PKI_BUNDLE_FIELD, n.pkiBundle());
+      out.writeString(PKI_ISSUER_FIELD, n.pkiIssuer());
     }
 
     private static String join(String[] items) {

@@ -79,6 +79,30 @@ public final class LiveState {
     return Predicates.in(LiveNode.HEARTBEAT_SECOND_FIELD, seconds);
   }
 
+  /**
+   * {@link io.meshplane.node.LiveNodes#pkiTally}: four queries that run on the members over their own
+   * entries (Compact fields read in place; counts and at most {@code max} keys travel). Online: a
+   * heartbeat at or after {@code cutoffMillis}. Blocking.
+   */
+  public io.meshplane.node.LiveNodes.PkiTally pkiTally(String bundle, String issuer, long cutoffMillis, int max) {
+    Predicate<String, LiveNode> reporting = Predicates.notEqual(LiveNode.PKI_BUNDLE_FIELD, "");
+    Predicate<String, LiveNode> behind = issuer == null ? Predicates.notEqual(LiveNode.PKI_BUNDLE_FIELD, bundle)
+        : Predicates.or(Predicates.notEqual(LiveNode.PKI_BUNDLE_FIELD, bundle), Predicates.notEqual(LiveNode.PKI_ISSUER_FIELD, issuer));
+    Predicate<String, LiveNode> online = Predicates.greaterEqual(LiveNode.HEARTBEAT_SECOND_FIELD, LiveNode.second(cutoffMillis));
+    Predicate<String, LiveNode> stale = Predicates.lessThan(LiveNode.HEARTBEAT_SECOND_FIELD, LiveNode.second(cutoffMillis));
+    long onlineCount = map.aggregate(com.hazelcast.aggregation.Aggregators.count(), Predicates.and(online, reporting));
+    Predicate<String, LiveNode> onlineBehind = Predicates.and(online, reporting, behind);
+    long behindCount = map.aggregate(com.hazelcast.aggregation.Aggregators.count(), onlineBehind);
+    long staleBehind = map.aggregate(com.hazelcast.aggregation.Aggregators.count(), Predicates.and(stale, reporting, behind));
+    java.util.List<String> holdouts = new java.util.ArrayList<>();
+    if (behindCount > 0 && max > 0) {
+      // the first page in key order: each member sends at most max keys
+      holdouts.addAll(map.keySet(Predicates.pagingPredicate(onlineBehind, max)));
+      java.util.Collections.sort(holdouts);
+    }
+    return new io.meshplane.node.LiveNodes.PkiTally(onlineCount, behindCount, staleBehind, java.util.List.copyOf(holdouts));
+  }
+
   public HazelcastInstance hazelcast() {
     return hz;
   }

@@ -52,8 +52,13 @@ final class LiveView implements LiveNodes {
     return staleness.cutoff(nowMillis);
   }
 
+  @Override
+  public PkiTally pkiTally(String bundle, String issuer, int max) {
+    return live.pkiTally(bundle, issuer, staleness.cutoff(System.currentTimeMillis()), max);
+  }
+
   private static Live view(LiveNode n) {
     return n == null ? null : new Live(n.heartbeatAt(), n.endpoints(), n.relay(), n.publicKey(), n.routes(), n.telemetry(), n.knownPeers(),
-        n.knownAcl(), n.services());
+        n.knownAcl(), n.services(), n.pkiBundle(), n.pkiIssuer());
   }
 }

@@ -13,6 +13,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.Tuple;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -65,8 +66,8 @@ final class HeartbeatPki implements NodePki {
   public Future<Buffer> issue(Caller caller, RequestInfo request, String nodeId, String reportedKey, Report report) {
     return pool.preparedQuery("SELECT team, environment, host(address) AS address, current_key, "
             + "(SELECT max(not_after) FROM meshca_certificates c WHERE c.node_id = n.id) AS last_not_after, "
-            + "l.issued_at AS latest_issued_at, l.revoked_at AS latest_revoked_at, l.wireguard_key AS latest_key, l.not_after > now() AS latest_standing "
-            + "FROM nodes n LEFT JOIN LATERAL (SELECT issued_at, revoked_at, wireguard_key, not_after FROM meshca_certificates c "
+            + "l.issued_at AS latest_issued_at, l.revoked_at AS latest_revoked_at, l.wireguard_key AS latest_key, l.issuer AS latest_issuer, l.not_after > now() AS latest_standing "
+            + "FROM nodes n LEFT JOIN LATERAL (SELECT issued_at, revoked_at, wireguard_key, issuer, not_after FROM meshca_certificates c "
             + "WHERE c.node_id = n.id ORDER BY issued_at DESC LIMIT 1) l ON true WHERE n.id = $1")
         .execute(Tuple.of(nodeId))
         .compose(rows -> {
@@ -82,8 +83,11 @@ final class HeartbeatPki implements NodePki {
           java.time.OffsetDateTime latest = r.getOffsetDateTime("latest_issued_at");
           // one node gets at most one certificate per REISSUE_AFTER for the same key while its latest one stands: a node
           // sending a CSR with every heartbeat cannot spend the cluster's signing budget that every other node shares
+          // (a certificate from an authority that no longer signs, a CA rotation's renewal, is not held back)
+          Authorities.Hierarchy h = hierarchy.get();
+          boolean fromSigning = h != null && h.intermediate().id().equals(r.getString("latest_issuer"));
           java.time.Instant notBefore = latest != null && r.getValue("latest_revoked_at") == null && Boolean.TRUE.equals(r.getBoolean("latest_standing"))
-              && key != null && key.equals(r.getString("latest_key")) ? latest.toInstant().plus(REISSUE_AFTER) : null;
+              && fromSigning && key != null && key.equals(r.getString("latest_key")) ? latest.toInstant().plus(REISSUE_AFTER) : null;
           MeshcaModule.NodeIdentity who;
           try {
             who = new MeshcaModule.NodeIdentity(nodeId, r.getString("team"), r.getString("environment"), r.getString("address"),
@@ -102,7 +106,7 @@ final class HeartbeatPki implements NodePki {
     MeshcaModule.Issuance.Issued c = (MeshcaModule.Issuance.Issued) i;
     return Buffer.buffer("\"certificate\":" + new JsonObject().put("serial", c.serial()).put("pem", c.certificatePem()).put("chain", c.chainPem())
         .put("not_before", c.notBefore().toString()).put("not_after", c.notAfter().toString()).put("renew_after", c.renewAfter().toString())
-        .put("bundle", c.bundleVersion()).put("wireguard_key", wireguardKey).encode());
+        .put("bundle", c.bundleVersion()).put("issuer", c.issuer()).put("wireguard_key", wireguardKey).encode());
   }
 
   @Override
@@ -110,22 +114,61 @@ final class HeartbeatPki implements NodePki {
     if (report == null) return;
     out.appendString(",\"pki\":{\"bundle\":");
     Authorities.Hierarchy h = hierarchy.get();
-    if (h == null) {
-      out.appendString("{\"version\":\"\",\"unchanged\":true}");
-    } else if (h.bundleVersion().equals(report.bundle())) {
-      out.appendString("{\"version\":\"").appendString(h.bundleVersion()).appendString("\",\"unchanged\":true}");
-    } else {
-      Encoded b = bundle;
-      if (b == null || !b.version().equals(h.bundleVersion())) {
-        b = new Encoded(h.bundleVersion(), Buffer.buffer(new JsonObject().put("version", h.bundleVersion()).put("pem", h.bundlePem()).encode()));
-        bundle = b;
-      }
-      out.appendBuffer(b.json());
-    }
+    out.appendBuffer(bundle(h, report.bundle()));
     out.appendString(",\"revocations\":");
     out.appendBuffer(revocations(revocations.current(), report.revocations()));
-    if (issued != null) out.appendString(",").appendBuffer(issued);
+    if (issued != null) {
+      out.appendString(",").appendBuffer(issued);
+    } else if (h != null && report.serial() != null && report.issuer() != null && !report.issuer().equals(h.intermediate().id())) {
+      // a certificate from an authority that no longer signs (a rotation issuing, or rolled back): renew now, under the budget
+      out.appendString(",\"renew\":{\"reason\":\"issuer_rotated\",\"issuer\":\"").appendString(h.intermediate().id()).appendString("\"}");
+    }
     out.appendString("}");
+  }
+
+  /** The bundle part for a node that holds {@code held}: {@code unchanged}, or the bundle (encoded once per version). */
+  private Buffer bundle(Authorities.Hierarchy h, String held) {
+    if (h == null) return Buffer.buffer("{\"version\":\"\",\"unchanged\":true}");
+    if (h.bundleVersion().equals(held)) return Buffer.buffer("{\"version\":\"" + h.bundleVersion() + "\",\"unchanged\":true}");
+    Encoded b = bundle;
+    if (b == null || !b.version().equals(h.bundleVersion())) {
+      b = new Encoded(h.bundleVersion(), Buffer.buffer(new JsonObject().put("version", h.bundleVersion()).put("pem", h.bundlePem()).encode()));
+      bundle = b;
+    }
+    return b.json();
+  }
+
+  @Override
+  public boolean current(String bundle, long revocationVersion) {
+    Authorities.Hierarchy h = hierarchy.get();
+    return (h == null || h.bundleVersion().equals(bundle)) && revocations.current().version() == revocationVersion;
+  }
+
+  @Override
+  public Object[] streamParts(String held, long revocationVersion, List<Buffer> parts) {
+    Authorities.Hierarchy h = hierarchy.get();
+    Revocations.State s = revocations.current();
+    boolean bundleCurrent = h == null || h.bundleVersion().equals(held);
+    if (bundleCurrent && s.version() == revocationVersion) return null;
+    parts.add(Buffer.buffer(",\"pki\":{\"bundle\":"));
+    parts.add(bundle(h, held));
+    parts.add(Buffer.buffer(",\"revocations\":"));
+    parts.add(revocations(s, revocationVersion));
+    parts.add(Buffer.buffer("}"));
+    return new Object[] {h == null ? held : h.bundleVersion(), s.version()};
+  }
+
+  @Override
+  public JsonObject sync(String bundle, String issuer) {
+    Authorities.Hierarchy h = hierarchy.get();
+    if (h == null) return null;
+    String current = h.intermediate().id();
+    boolean none = bundle.isEmpty() && issuer.isEmpty();
+    boolean bundleCurrent = h.bundleVersion().equals(bundle);
+    boolean issuerCurrent = current.equals(issuer);
+    return new JsonObject().put("state", none ? "none" : bundleCurrent && issuerCurrent ? "current" : "behind")
+        .put("bundle", bundle.isEmpty() ? null : bundle).put("current_bundle", h.bundleVersion())
+        .put("issuer", issuer.isEmpty() ? null : issuer).put("current_issuer", current);
   }
 
   /**

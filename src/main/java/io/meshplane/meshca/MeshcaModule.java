@@ -37,7 +37,7 @@ public final class MeshcaModule implements Module {
    * @param crlUrl the CRL distribution point written into every node certificate
    */
   public record Settings(byte[] secret, Path generatedSecret, String trustDomain, Duration nodeLifetime, Duration renewalGrace,
-      int maxSignaturesPerSecond, String crlUrl, Duration intermediateLifetime, Duration rootLifetime) {
+      int maxSignaturesPerSecond, String crlUrl, Duration intermediateLifetime, Duration rootLifetime, boolean autoRotate) {
     /** Never prints the secret. */
     @Override
     public String toString() {
@@ -102,9 +102,10 @@ public final class MeshcaModule implements Module {
      * @param chainPem what the node presents after its certificate: the intermediate (the root is in the bundle)
      * @param renewAfter when the node should send its next CSR: a random point between 30 % and 50 % of the lifetime
      * @param bundleVersion the version of the trust bundle the chain verifies under
+     * @param issuer the id of the intermediate that signed it (the agent reports it back: a rotation counts it)
      */
     record Issued(String serial, String certificatePem, String chainPem, Instant notBefore, Instant notAfter, Instant renewAfter,
-        String bundleVersion) implements Issuance {}
+        String bundleVersion, String issuer) implements Issuance {}
 
     /** Over {@code meshca.max_signatures_per_s} (or the signing pool is full): try again in {@code retryAfterSeconds}. */
     record Deferred(int retryAfterSeconds) implements Issuance {}
@@ -123,14 +124,26 @@ public final class MeshcaModule implements Module {
   private final Cursors cursors;
   private final MeshcaStatus status;
   private final MeshcaGauges gauges;
+  private final Rotations rotations;
+  private final AutoRotation autoRotation;
+  private final Pool reads;
 
+  /**
+   * @param live the nodes' live state (the heartbeat feature's, built after this one: asked at call time): what a rotation
+   *     counts before it advances
+   */
   public MeshcaModule(Vertx vertx, HazelcastInstance hz, Pool pool, Pool reads, ChangeLog.Feed changes, AuditLog audit, Cursors cursors,
-      MeterRegistry registry, Settings settings) {
+      MeterRegistry registry, Settings settings, java.util.function.Supplier<io.meshplane.node.LiveNodes> live) {
     this.settings = settings;
     this.cursors = cursors;
+    this.reads = reads;
     this.authorities = new Authorities(pool, settings.rootLifetime(), settings.intermediateLifetime());
     this.revocations = new Revocations(vertx, authorities);
+    // the hierarchy first: a rotation's entry is installed before the followers after it (the watch stream) look
+    changes.follow(authorities);
     changes.follow(revocations);
+    this.rotations = new Rotations(vertx, pool, reads, authorities, audit, changes, live);
+    this.autoRotation = new AutoRotation(vertx, pool, rotations, authorities, settings.autoRotate(), registry);
     CertificateRepository certificates = new CertificateRepository(pool, reads);
     this.work = new BoundedWork(vertx, "meshca-signing", SIGNING, registry);
     this.signer = new NodeSigner(pool, certificates, authorities, new SigningBudget(hz, settings.maxSignaturesPerSecond()), work, audit,
@@ -158,17 +171,20 @@ public final class MeshcaModule implements Module {
   public void routes(Api api) {
     MeshcaRoutes.mount(api, service, cursors);
     MeshcaRoutes.mountStatus(api, status);
+    RotationRoutes.mount(api, rotations, autoRotation);
   }
 
-  /** Starts the gauges (docs/OPERATIONS.md, "Metrics"). */
+  /** Starts the rotation clock and the gauges (docs/OPERATIONS.md, "Metrics"). */
   @Override
   public Future<Void> start() {
+    autoRotation.start();
     gauges.start();
     return Future.succeededFuture();
   }
 
   @Override
   public Future<Void> stop() {
+    autoRotation.stop();
     gauges.stop();
     work.close();
     return Future.succeededFuture();
@@ -212,6 +228,15 @@ public final class MeshcaModule implements Module {
   /** The version of the revocation list (the seq of the last revocation's change-log entry; 0: none). */
   public long revocationVersion() {
     return revocations.current().version();
+  }
+
+  /**
+   * One tick of the rotation clock as of {@code now} (every replica's timer calls it with the time; with
+   * {@code meshca.auto_rotate} it starts an intermediate rotation from two thirds of the intermediate's
+   * life, and advances an automatic rotation whose preview is ready). Failures are logged, never thrown.
+   */
+  public Future<Void> rotationTick(Instant now) {
+    return autoRotation.tick(now);
   }
 
   /** The gauges' sampler (tests in this package). */

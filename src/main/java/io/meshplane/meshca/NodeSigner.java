@@ -140,7 +140,8 @@ final class NodeSigner {
                   : Future.failedFuture(Refusal.notFound("no node " + node.nodeId()))))
           .map(v -> {
             issued.increment();
-            return (MeshcaModule.Issuance) new MeshcaModule.Issuance.Issued(c.serial(), s.pem(), h.chainPem(), c.notBefore(), c.notAfter(), s.renewAfter(), h.bundleVersion());
+            return (MeshcaModule.Issuance) new MeshcaModule.Issuance.Issued(c.serial(), s.pem(), h.chainPem(), c.notBefore(), c.notAfter(), s.renewAfter(), h.bundleVersion(),
+                c.issuer());
           });
     });
   }

@@ -157,4 +157,27 @@ final class Pki {
       throw new IllegalStateException("a stored certificate does not parse: " + e.getMessage());
     }
   }
+
+  /**
+   * A root rotation's bridge: the new root's subject and key, issued and signed by the old root (CA, no
+   * path length limit, keyCertSign and cRLSign, the new root's SKI and the old root's AKI), valid while
+   * both are. A chain {@code node, new intermediate, this} verifies under the old root alone, and
+   * {@code node, new intermediate} under the new root: nodes holding either bundle trust each other.
+   */
+  static X509CertificateHolder crossSigned(X509CertificateHolder newRoot, X509CertificateHolder oldRoot, PrivateKey oldRootKey, Instant now) {
+    Instant notAfter = newRoot.getNotAfter().toInstant().isBefore(oldRoot.getNotAfter().toInstant()) ? newRoot.getNotAfter().toInstant()
+        : oldRoot.getNotAfter().toInstant();
+    X509v3CertificateBuilder b = new X509v3CertificateBuilder(oldRoot.getSubject(), serial(), Date.from(now.minus(SKEW)), Date.from(notAfter),
+        newRoot.getSubject(), newRoot.getSubjectPublicKeyInfo());
+    try {
+      JcaX509ExtensionUtils ext = new JcaX509ExtensionUtils();
+      b.addExtension(Extension.basicConstraints, true, new BasicConstraints(true));
+      b.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
+      b.addExtension(Extension.subjectKeyIdentifier, false, ext.createSubjectKeyIdentifier(newRoot.getSubjectPublicKeyInfo()));
+      b.addExtension(Extension.authorityKeyIdentifier, false, ext.createAuthorityKeyIdentifier(oldRoot.getSubjectPublicKeyInfo()));
+    } catch (CertIOException | GeneralSecurityException e) {
+      throw new IllegalStateException(e);
+    }
+    return b.build(signer(oldRootKey));
+  }
 }

@@ -12,7 +12,20 @@ import java.util.Set;
 public interface LiveNodes {
   /** What a node's last accepted heartbeat said. */
   record Live(long heartbeatAt, String[] endpoints, String reportedRelay, String reportedKey, String[] routes, String telemetry,
-      long knownPeers, long knownAcl, String[] services) {}
+      long knownPeers, long knownAcl, String[] services, String pkiBundle, String pkiIssuer) {}
+
+  /**
+   * What a CA rotation counts before it advances: the online nodes that reported a {@code pki} block,
+   * how many of them hold another bundle than {@code bundle} or a certificate from another authority
+   * than {@code issuer} (null: not compared), the same among stale nodes (counted apart: they do not
+   * hold a rotation back), and the first {@code max} online holdouts by id.
+   */
+  record PkiTally(long online, long behind, long staleBehind, java.util.List<String> holdouts) {}
+
+  /** Counts {@link PkiTally} with queries on the cluster map (run on its members). Blocking: call it off the event loops. */
+  default PkiTally pkiTally(String bundle, String issuer, int max) {
+    return new PkiTally(0, 0, 0, java.util.List.of());
+  }
 
   /** The node's live fields, or null when the cluster has none (never heard of since it came up). */
   Future<Live> get(String nodeId);

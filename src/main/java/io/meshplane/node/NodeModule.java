@@ -14,9 +14,9 @@ public final class NodeModule implements Module {
   private final Cursors cursors;
 
   public NodeModule(Pool pool, Pool reads, AgentCredentials credentials, AuditLog audit, LiveNodes live, ChangeLog.Feed changes,
-      NodePolicy policy, NodeCertificates certificates, Relays relays, Cursors cursors, String addressPool) {
+      NodePolicy policy, NodePki pki, Relays relays, Cursors cursors, String addressPool) {
     this.cursors = cursors;
-    this.service = new NodeService(pool, new NodeRepository(pool, reads), credentials, audit, live, changes, policy, certificates, relays,
+    this.service = new NodeService(pool, new NodeRepository(pool, reads), credentials, audit, live, changes, policy, pki, relays,
         addressPool);
   }
 

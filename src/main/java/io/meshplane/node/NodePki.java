@@ -16,9 +16,30 @@ public interface NodePki {
   /**
    * The agent's {@code pki} block: the certificate it holds ({@code serial}, null for none, and its
    * {@code notAfterMs}, -1 for none), the bundle version it holds (null: none), the revocation version
-   * it holds (-1: none), and a PKCS#10 CSR (base64 of its DER) when it wants a certificate (null otherwise).
+   * it holds (-1: none), the id of the authority that issued its certificate ({@code issuer}, null: none
+   * or not said), and a PKCS#10 CSR (base64 of its DER) when it wants a certificate (null otherwise).
    */
-  record Report(String serial, long notAfterMs, String bundle, long revocations, String csr) {}
+  record Report(String serial, long notAfterMs, String bundle, long revocations, String issuer, String csr) {}
+
+  /** {@code pki_sync} of a node record: what the node reported holding ({@code bundle}, {@code issuer}; "" for none) against the current ones. */
+  default io.vertx.core.json.JsonObject sync(String bundle, String issuer) {
+    return null;
+  }
+
+  /** Whether a node holding bundle {@code bundle} and revocation list {@code revocations} holds the current ones. O(1). */
+  default boolean current(String bundle, long revocations) {
+    return true;
+  }
+
+  /**
+   * The watch stream's {@code ,"pki":{…}} for a node holding bundle {@code bundle} and revocation list
+   * {@code revocations}: parts shared by every stream at the same versions (the same bytes), added to
+   * {@code parts}. Returns the versions sent {bundle, revocations} (the bundle as its version string), or
+   * null when there is nothing new for it.
+   */
+  default Object[] streamParts(String bundle, long revocations, java.util.List<Buffer> parts) {
+    return null;
+  }
 
   /** Answers nothing: a replica or a test without MeshCA. */
   NodePki NONE = new NodePki() {

@@ -47,6 +47,7 @@ public final class NodeService implements NodeActions {
   private final ChangeLog.Feed changes;
   private final NodePolicy policy;
   private final NodeCertificates certificates;
+  private final NodePki pki;
   private final Relays relays;
   private final String poolBase;
   private final long poolSize;
@@ -58,11 +59,15 @@ public final class NodeService implements NodeActions {
   private final RelayLoad relayLoad;
   private final NodeInventory inventory;
 
-  /** @param certificates MeshCA's automatic revocations: a deletion revokes the node's certificates in its transaction */
+  /**
+   * @param pki MeshCA's side: its automatic revocations (a deletion revokes the node's certificates in its transaction, {@link
+   *     NodePki#certificates}) and {@code pki_sync}
+   */
   public NodeService(Pool pool, NodeRepository nodes, AgentCredentials credentials, AuditLog audit, LiveNodes live, ChangeLog.Feed changes,
-      NodePolicy policy, NodeCertificates certificates, Relays relays, String addressPool) {
+      NodePolicy policy, NodePki pki, Relays relays, String addressPool) {
     this.policy = policy;
-    this.certificates = certificates;
+    this.pki = pki;
+    this.certificates = pki.certificates();
     this.relays = relays;
     this.relayLoad = new RelayLoad(pool);
     this.pool = pool;
@@ -299,6 +304,7 @@ public final class NodeService implements NodeActions {
         .put("status", live.status(heartbeat, now))
         .put("acl_matches", new JsonArray(policy.aclMatches(r.id())))
         .put("policy_sync", sync(r, l))
+        .put("pki_sync", pki.sync(l == null ? "" : l.pkiBundle(), l == null ? "" : l.pkiIssuer()))
         .put("telemetry", telemetry(r.id(), telemetry))
         .put("created_at", Times.format(r.createdAt()))
         .put("updated_at", Times.format(r.updatedAt()));

@@ -2,6 +2,7 @@ package io.meshplane.watch;
 
 import io.meshplane.changes.ChangeLog;
 import io.meshplane.common.Times;
+import io.meshplane.node.NodePki;
 import io.meshplane.node.NodePolicy;
 import io.meshplane.node.NodeWork;
 import io.meshplane.node.OwnerHint;
@@ -54,6 +55,7 @@ final class WatchDispatch implements ChangeLog.Follower {
   private final WatchHub hub;
   private final NodePolicy policy;
   private final NodeWork work;
+  private final NodePki pki;
   private final OwnerHint hint;
   private final WatchMetrics metrics;
   private final WatchModule.Settings settings;
@@ -72,8 +74,10 @@ final class WatchDispatch implements ChangeLog.Follower {
   private volatile long seq;
   private volatile long committedAt;
 
-  WatchDispatch(WatchHub hub, NodePolicy policy, NodeWork work, OwnerHint hint, WatchMetrics metrics, WatchModule.Settings settings) {
+  WatchDispatch(WatchHub hub, NodePolicy policy, NodeWork work, NodePki pki, OwnerHint hint, WatchMetrics metrics,
+      WatchModule.Settings settings) {
     this.hub = hub;
+    this.pki = pki;
     this.policy = policy;
     this.work = work;
     this.hint = hint;
@@ -129,7 +133,8 @@ final class WatchDispatch implements ChangeLog.Follower {
         hub.closeNode(e.data().getString("id"), "node_deleted");
         everything = true;
       }
-      case "enroll", "retag", "policy", "live", "online" -> everything = true;
+      // pki: a revocation, or a new state of the CA hierarchy (a rotation's bundle): MeshCA applied it before this follower
+      case "enroll", "retag", "policy", "live", "online", "pki" -> everything = true;
       default -> {
         return false;
       }
@@ -196,7 +201,8 @@ final class WatchDispatch implements ChangeLog.Follower {
     long[] v = policy.versions(s.nodeId);
     Object w = work.state(s.nodeId);
     boolean first = !s.started;
-    if (!first && !force && w == s.work && (v == null || (v[0] <= s.peers && v[1] <= s.acl))) return;
+    boolean pkiDue = s.pki && !pki.current(s.pkiBundle, s.pkiRevocations);
+    if (!first && !force && !pkiDue && w == s.work && (v == null || (v[0] <= s.peers && v[1] <= s.acl))) return;
     List<ByteBuf> parts = new ArrayList<>(8);
     parts.add(byteBuf(head));
     Buffer coordinator = Buffer.buffer(64);
@@ -205,6 +211,16 @@ final class WatchDispatch implements ChangeLog.Follower {
     List<Buffer> policyParts = new ArrayList<>(4);
     long[] sent = policy.streamParts(s.nodeId, s.peers, s.acl, shared, policyParts);
     for (Buffer b : policyParts) parts.add(byteBuf(b));
+    if (s.pki) {
+      // the bundle and the revocations when they moved: the same bytes for every stream at the same versions
+      List<Buffer> pkiParts = new ArrayList<>(5);
+      Object[] held = pki.streamParts(s.pkiBundle, s.pkiRevocations, pkiParts);
+      for (Buffer b : pkiParts) parts.add(byteBuf(b));
+      if (held != null) {
+        s.pkiBundle = (String) held[0];
+        s.pkiRevocations = (Long) held[1];
+      }
+    }
     Buffer tail = Buffer.buffer(96);
     work.answer(s.nodeId, tail);
     tail.appendString("\n");

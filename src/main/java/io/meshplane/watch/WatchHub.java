@@ -54,7 +54,7 @@ final class WatchHub {
    * node's streams (409); otherwise the response is started and the stream registered, its first
    * answer due.
    */
-  Future<Void> open(HttpServerRequest request, Caller caller, String nodeId, long knownPeers, long knownAcl) {
+  Future<Void> open(HttpServerRequest request, Caller caller, String nodeId, long knownPeers, long knownAcl, WatchStream.Pki pki) {
     if (draining) {
       metrics.refused("draining");
       return Future.failedFuture(Refusal.unavailable("unavailable", "this replica is shutting down: open the stream on another replica", 1));
@@ -86,6 +86,11 @@ final class WatchHub {
           response.setWriteQueueMaxSize(settings.maxBufferBytes());
           WatchStream s = new WatchStream(id, nodeId, caller.credential(), caller.expiresAtMillis(), claim, context, request,
               knownPeers, knownAcl);
+          if (pki != null) {
+            s.pki = true;
+            s.pkiBundle = pki.bundle();
+            s.pkiRevocations = pki.revocations();
+          }
           register(s);
           metrics.opened.increment();
           response.closeHandler(v -> gone(s));

@@ -2,7 +2,6 @@ package io.meshplane.watch;
 
 import static io.vertx.core.http.HttpMethod.GET;
 
-import io.meshplane.access.Caller;
 import io.meshplane.access.Permission;
 import io.meshplane.common.Ids;
 import io.meshplane.common.Refusal;
@@ -22,7 +21,7 @@ final class WatchRoutes {
   private WatchRoutes() {}
 
   static void mount(Api api, WatchHub hub) {
-    api.route(GET, "/nodes/{id}/watch", Permission.HEARTBEAT, "node.watch", "node", Query.of("peers", "acl"), (ctx, caller) -> {
+    api.route(GET, "/nodes/{id}/watch", Permission.HEARTBEAT, "node.watch", "node", Query.of("peers", "acl", "pki_bundle", "pki_revocations"), (ctx, caller) -> {
       String id = ctx.pathParam("id");
       if (!id.equals(caller.nodeId())) {
         return api.refuse(ctx, caller, "node.watch", Ids.looksLike("nd", id) ? "node" : null, Ids.looksLike("nd", id) ? id : null,
@@ -31,13 +30,25 @@ final class WatchRoutes {
       List<Refusal.FieldError> errors = new ArrayList<>();
       long peers = version(ctx, "peers", errors);
       long acl = version(ctx, "acl", errors);
+      // MeshCA: a stream whose agent holds a bundle or a revocation list carries their changes too
+      boolean pki = !ctx.queryParam("pki_bundle").isEmpty() || !ctx.queryParam("pki_revocations").isEmpty();
+      long revocations = version(ctx, "pki_revocations", errors);
+      String bundle = bundle(ctx, errors);
       if (!errors.isEmpty()) return Future.failedFuture(Refusal.invalid(errors));
-      return open(hub, ctx, caller, id, peers, acl);
+      return hub.open(ctx.request(), caller, id, peers, acl, pki ? new WatchStream.Pki(bundle, revocations) : null);
     });
   }
 
-  private static Future<Void> open(WatchHub hub, RoutingContext ctx, Caller caller, String id, long peers, long acl) {
-    return hub.open(ctx.request(), caller, id, peers, acl);
+  /** {@code pki_bundle}: a bundle version as an answer gave it; empty or absent: none held. */
+  private static String bundle(RoutingContext ctx, List<Refusal.FieldError> errors) {
+    List<String> all = ctx.queryParam("pki_bundle");
+    if (all.isEmpty() || all.get(0).isEmpty() && all.size() == 1) return "";
+    String v = all.get(0);
+    if (all.size() > 1 || v.length() > 64 || !v.chars().allMatch(c -> c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-')) {
+      errors.add(new Refusal.FieldError("pki_bundle", "must be a bundle version as an answer gave it (1-64 characters a-z, 0-9, -)"));
+      return "";
+    }
+    return v;
   }
 
   /** A version the agent holds: absent is -1 (none sent), as in a heartbeat's {@code known}. */

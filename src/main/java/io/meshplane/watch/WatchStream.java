@@ -31,8 +31,16 @@ final class WatchStream {
   /** The node's work (NodeWork.state) the last answer carried; {@link #NONE_YET} before the first. */
   Object work = NONE_YET;
   boolean started;
+  /** Whether the agent holds MeshCA's bundle or revocation list (it said so at open): its answers carry their changes. */
+  boolean pki;
+  /** The bundle version and revocation version the stream last carried (at open: the agent's; "" and -1 for none). */
+  String pkiBundle = "";
+  long pkiRevocations = -1;
 
   static final Object NONE_YET = new Object();
+
+  /** What the agent said it holds of MeshCA's at open. */
+  record Pki(String bundle, long revocations) {}
 
   /** When the stream's token stops working for a rotation (Long.MAX_VALUE: not retired). */
   volatile long notAfterMillis = Long.MAX_VALUE;

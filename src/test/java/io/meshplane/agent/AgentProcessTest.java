@@ -83,8 +83,9 @@ class AgentProcessTest {
     Path state = dir.resolve("web-1-state");
     Path log = dir.resolve("agent.log");
     Process p = agent(log, "--coordinator", "http://127.0.0.1:" + closed + "," + replicaUrl(), "--enroll-token", enrollToken,
-        "--name", "web-1", "--tags", "tag:web,tag:eu", "--state-dir", state.toString(), "--listen", "127.0.0.1:0");
+        "--name", "web-1", "--tags", "tag:web,tag:eu", "--state-dir", state.toString(), "--listen", "127.0.0.1:0", "--mesh-tls", "127.0.0.1:0");
     int port = awaitLog(log, p, "agent listening on 127\\.0\\.0\\.1:(\\d+)");
+    int meshTls = awaitLog(log, p, "mesh TLS listening on 127\\.0\\.0\\.1:(\\d+)");
     awaitLog(log, p, "first heartbeat accepted by " + Pattern.quote(replicaUrl()) + "()");
     String out = Files.readString(log);
     assertTrue(out.contains("coordinator failover: http://127.0.0.1:" + closed + " failed (connect"), out);
@@ -114,10 +115,12 @@ class AgentProcessTest {
     assertEquals(replicaUrl(), i.getString("coordinator"), "stays with the coordinator that answers");
     assertEquals(1, i.getInteger("interval_s"));
     assertEquals(0, i.getJsonObject("peers").getInteger("count"));
+    assertEquals(new JsonObject().put("state", "on").put("host", "127.0.0.1").put("port", meshTls), i.getJsonObject("mesh_tls"));
     String metrics = http.get(port, "/metrics").bodyAsString();
     assertTrue(metrics.matches("(?s).*mesh_agent_heartbeats_total\\{outcome=\"ok\"} [1-9].*"), metrics);
     assertTrue(metrics.contains("mesh_agent_failovers_total 1"), metrics);
     assertTrue(metrics.contains("mesh_agent_ready 1"), metrics);
+    assertTrue(metrics.contains("mesh_agent_mesh_tls_verdicts_total{side=\"listener\",verdict=\"revoked\"} 0"), metrics);
     promtool(metrics);
     for (String text : List.of(info.bodyAsString(), metrics, Files.readString(log))) {
       assertFalse(text.contains(credential), "the credential is never shown");
@@ -191,6 +194,8 @@ class AgentProcessTest {
     assertTrue(q.waitFor(30, TimeUnit.SECONDS));
     assertEquals(2, q.exitValue(), Files.readString(bad));
     assertTrue(Files.readString(bad).contains("must start with http:// or https://"), Files.readString(bad));
+    assertEquals(2, new picocli.CommandLine(new AgentCommand()).execute("--coordinator", replicaUrl(), "--name", "y-1", "--enroll-token", "t",
+        "--state-dir", dir.resolve("empty").toString(), "--mesh-tls", "127.0.0.1"), "--mesh-tls needs HOST:PORT");
 
     // checked before anything starts: a node that is not enrolled needs the enrollment token
     assertEquals(2, new picocli.CommandLine(new AgentCommand()).execute("--coordinator", replicaUrl(), "--name", "y-1", "--state-dir",

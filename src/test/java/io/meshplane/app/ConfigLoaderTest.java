@@ -174,7 +174,7 @@ class ConfigLoaderTest {
         () -> ConfigLoader.load(null, false, Map.of("MESH_LOG_FORMAT", "xml"), Map.of()));
     assertTrue(e.getMessage().startsWith("MESH_LOG_FORMAT"), e.getMessage());
     assertEquals(List.of("MESH_STALE_AFTR"), ConfigLoader.unknownEnvironment(
-        Map.of("MESH_STALE_AFTR", "10s", "MESH_HTTP_PORT", "1", "MESH_LOG_LEVEL", "INFO", "PATH", "/bin")));
+        Map.of("MESH_STALE_AFTR", "10s", "MESH_HTTP_PORT", "1", "MESH_LOG_LEVEL", "INFO", "PATH", "/bin", "MESH_CA_PASSPHRASE", "x")));
   }
 
   @Test

@@ -149,6 +149,48 @@ class WatchStreamTest {
     }
   }
 
+  /** A PKCS#10 CSR (base64 of its DER) for a new ECDSA P-256 key. */
+  static String csr() throws Exception {
+    java.security.KeyPairGenerator g = java.security.KeyPairGenerator.getInstance("EC");
+    g.initialize(new java.security.spec.ECGenParameterSpec("secp256r1"));
+    java.security.KeyPair k = g.generateKeyPair();
+    var b = new org.bouncycastle.pkcs.jcajce.JcaPKCS10CertificationRequestBuilder(new javax.security.auth.x500.X500Principal("CN=x"), k.getPublic());
+    return java.util.Base64.getEncoder().encodeToString(
+        b.build(new org.bouncycastle.operator.jcajce.JcaContentSignerBuilder("SHA256withECDSA").build(k.getPrivate())).getEncoded());
+  }
+
+  @Test
+  void aRevocationReachesAStreamThatHoldsMeshcasListsWithoutAHeartbeat() throws Exception {
+    Nodes.Enrolled n = enroll("w-pki", "wt9", "tag:web");
+    JsonObject issued = http.send(HttpMethod.POST, b.coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat", n.token(),
+        new JsonObject().put("pki", new JsonObject().put("csr", csr()))).bodyAsJsonObject().getJsonObject("pki");
+    String serial = issued.getJsonObject("certificate").getString("serial");
+    String bundle = issued.getJsonObject("bundle").getString("version");
+    long revocations = issued.getJsonObject("revocations").getLong("version");
+    try (WatchClient w = admitted(b, n, "pki_bundle=" + bundle + "&pki_revocations=" + revocations, false)) {
+      assertEquals(200, w.status, w.body);
+      JsonObject hello = w.nextAnswer(10_000);
+      assertEquals(null, hello.getValue("pki"), "the stream's first answer: the agent holds the current bundle and list " + hello.encode());
+      // revoked through replica a: the stream on b carries the delta at once (no heartbeat is sent meanwhile)
+      HttpResponse<Buffer> revoke = http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/meshca/certificates/" + serial + "/revoke", admin,
+          new JsonObject().put("reason", "keyCompromise"));
+      assertEquals(200, revoke.statusCode(), revoke.bodyAsString());
+      JsonObject change = Await.until("the revocation on the stream", 10_000, () -> w.nextAnswer(10_000), x -> x.getValue("pki") != null);
+      JsonObject r = change.getJsonObject("pki").getJsonObject("revocations");
+      assertEquals(revoke.bodyAsJsonObject().getLong("revocation_version"), r.getLong("version"), change.encode());
+      assertEquals(serial, r.getJsonArray("added").getJsonObject(0).getString("serial"), change.encode());
+      assertEquals(true, change.getJsonObject("pki").getJsonObject("bundle").getBoolean("unchanged"), change.encode());
+    }
+    // without the pki parameters a stream carries no pki
+    try (WatchClient w = admitted(b, n, "", false)) {
+      assertEquals(null, w.nextAnswer(10_000).getValue("pki"));
+    }
+    try (WatchClient w = WatchClient.open(vertx, a.coordinatorPort(), n.id(), n.token(), "pki_bundle=NOT/ok", false)) {
+      assertEquals(400, w.status, w.body);
+      assertTrue(w.body.contains("pki_bundle"), w.body);
+    }
+  }
+
   @Test
   void overHttp2AStreamStartsWithTheFullSetAHeartbeatWouldGive() {
     Nodes.Enrolled web = enroll("h2-web", "wt2", "tag:web");
