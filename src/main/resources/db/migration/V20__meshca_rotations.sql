@@ -33,3 +33,8 @@ CREATE TABLE meshca_rotations (
 -- one rotation at a time
 CREATE UNIQUE INDEX meshca_rotations_one_open ON meshca_rotations ((true)) WHERE finished_at IS NULL;
 CREATE INDEX meshca_rotations_started ON meshca_rotations (started_at DESC, id);
+
+-- A node operation that asks the node's agent for a new MeshCA certificate (verified by the serial its
+-- next heartbeats report).
+ALTER TABLE operations DROP CONSTRAINT operations_kind_check;
+ALTER TABLE operations ADD CONSTRAINT operations_kind_check CHECK (kind IN ('rekey', 'move_relay', 'drain_ingress', 'reissue_certificate'));

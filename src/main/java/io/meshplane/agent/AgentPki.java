@@ -122,6 +122,33 @@ final class AgentPki {
     sb.append('}');
   }
 
+  /** Reissue operations under way: the operation id and the serial held when it came. */
+  private final java.util.Map<String, String> reissues = new java.util.HashMap<>();
+
+  boolean holdsCertificate() {
+    return cert != null;
+  }
+
+  /**
+   * A reissue operation {@code opId}: the first time, asks for a new certificate at the next heartbeat
+   * (a CSR for the same key) and returns null; later, the new serial once a certificate other than the
+   * one held then is adopted, null until then.
+   */
+  String reissue(String opId) {
+    String before = reissues.get(opId);
+    if (before == null) {
+      reissues.put(opId, serial);
+      renewNow = true;
+      notBeforeNextCsrMs = 0;
+      return null;
+    }
+    if (serial != null && !serial.equals(before)) {
+      reissues.remove(opId);
+      return serial;
+    }
+    return null;
+  }
+
   /** The bundle version held ("" for none): the watch stream's {@code pki_bundle}. */
   String bundleVersionHeld() {
     return bundleVersion == null ? "" : bundleVersion;

@@ -8,7 +8,8 @@ import java.util.List;
 
 /**
  * The commands of a session's answers: each executed once ({@code rekey}, {@code move_relay},
- * {@code drain_ingress}; an unknown kind fails), its result kept in the {@link CommandLedger} so that a
+ * {@code drain_ingress}, {@code reissue_certificate}, whose result waits until the new certificate is
+ * adopted; an unknown kind fails), its result kept in the {@link CommandLedger} so that a
  * command answered again is reported, not executed again, and the results the next heartbeat reports.
  * Part of an {@link AgentSession}, created with the first command; not thread-safe.
  */
@@ -44,6 +45,8 @@ final class CommandRunner {
       CommandLedger.Result r = ledger.get(id);
       if (r == null) {
         r = execute(id, c, s);
+        // a reissue under way: nothing to report until the new certificate is adopted (the command comes again)
+        if (r == null) continue;
         ledger.put(r);
         s.markDirty(AgentSession.DIRTY_STATE);
         s.events().executed(r);
@@ -66,6 +69,14 @@ final class CommandRunner {
         }
         s.useKey(fresh);
         return new CommandLedger.Result(id, kind, "succeeded", "new public key " + fresh.publicKey());
+      }
+      case "reissue_certificate" -> {
+        AgentPki p = s.pki();
+        if (p == null || !p.holdsCertificate()) {
+          return new CommandLedger.Result(id, kind, "failed", "this agent holds no MeshCA certificate");
+        }
+        String fresh = p.reissue(id);
+        return fresh == null ? null : new CommandLedger.Result(id, kind, "succeeded", "new certificate " + fresh);
       }
       case "move_relay" -> {
         String to = c.getValue("relay") instanceof String r ? r : null;

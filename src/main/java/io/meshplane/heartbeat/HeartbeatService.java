@@ -80,7 +80,8 @@ final class HeartbeatService {
     if (report != null && report.csr() != null) {
       // the one heartbeat that does more than a map write: the CSR is checked and signed on MeshCA's pool first, so that
       // a CSR that cannot be signed refuses the heartbeat (400 naming pki.csr) before anything of it is stored
-      return pki.issue(caller, request.get(), id, hb.publicKey(), report).compose(issued -> store(caller, id, hb, request, issued));
+      // an operator's reissue operation open for the node: its CSR is not held back by the one-a-minute rule
+      return pki.issue(caller, request.get(), id, hb.publicKey(), report, work.awaits(id, NodeWork.REISSUE)).compose(issued -> store(caller, id, hb, request, issued));
     }
     return store(caller, id, hb, request, null);
   }
@@ -90,7 +91,7 @@ final class HeartbeatService {
     NodePki.Report pr = hb.pki();
     LiveNode live = new LiveNode(now, true, orEmpty(hb.endpoints()), hb.publicKey() == null ? "" : hb.publicKey(),
         hb.relay() == null ? "" : hb.relay(), orEmpty(hb.routes()), hb.telemetry(), hb.knownPeers(), hb.knownAcl(),
-        orEmpty(hb.services()), pkiBundle(pr), pkiIssuer(pr));
+        orEmpty(hb.services()), pkiBundle(pr), pkiIssuer(pr), pr == null || pr.serial() == null ? "" : pr.serial());
     return batcher.submit(id, live)
         // the map write failed (its partition's owner just died, say): not acknowledged, so the agent's
         // next beat carries the same state; a second is enough for the cluster to take over
@@ -99,7 +100,8 @@ final class HeartbeatService {
           metrics.heartbeats.increment();
           // results are checked against this heartbeat (now stored); completions are written in the background
           if (!hb.commandResults().isEmpty()) {
-            work.reported(id, caller, request.get(), new NodeWork.Report(hb.publicKey(), hb.relay(), hb.ingress(), hb.commandResults()));
+            work.reported(id, caller, request.get(), new NodeWork.Report(hb.publicKey(), hb.relay(), hb.ingress(), hb.commandResults(),
+                hb.pki() == null ? null : hb.pki().serial()));
           }
           // the policy feature writes relay, peers and acl: O(1) when the agent's versions are current
           Buffer out = Buffer.buffer(256).appendString("{\"server_time\":\"").appendString(Times.formatMillis(now))

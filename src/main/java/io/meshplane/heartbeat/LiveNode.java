@@ -28,6 +28,7 @@ import java.util.Objects;
  *     {@code pki} block): with {@code pkiIssuer}, the node record's {@code pki_sync}, and what a CA
  *     rotation counts before it advances (a query on the map). Not written to PostgreSQL.
  * @param pkiIssuer the id of the authority that issued the certificate the node holds ("" for none)
+ * @param pkiSerial the serial of that certificate ("" for none): what a reissue operation is checked against
  */
 public record LiveNode(
     long heartbeatAt,
@@ -41,15 +42,17 @@ public record LiveNode(
     long knownAcl,
     String[] services,
     String pkiBundle,
-    String pkiIssuer) {
+    String pkiIssuer,
+    String pkiSerial) {
 
   public static final String PKI_BUNDLE_FIELD = "pkiBundle";
   public static final String PKI_ISSUER_FIELD = "pkiIssuer";
+  public static final String PKI_SERIAL_FIELD = "pkiSerial";
 
   /** An entry without MeshCA's fields (a heartbeat without a {@code pki} block). */
   public LiveNode(long heartbeatAt, boolean dirty, String[] endpoints, String publicKey, String relay, String[] routes, String telemetry,
       long knownPeers, long knownAcl, String[] services) {
-    this(heartbeatAt, dirty, endpoints, publicKey, relay, routes, telemetry, knownPeers, knownAcl, services, "", "");
+    this(heartbeatAt, dirty, endpoints, publicKey, relay, routes, telemetry, knownPeers, knownAcl, services, "", "", "");
   }
 
   /** An entry without acknowledged versions or reported services (seeded from PostgreSQL, or a test's). */
@@ -74,7 +77,7 @@ public record LiveNode(
   }
 
   public LiveNode clean() {
-    return new LiveNode(heartbeatAt, false, endpoints, publicKey, relay, routes, telemetry, knownPeers, knownAcl, services, pkiBundle, pkiIssuer);
+    return new LiveNode(heartbeatAt, false, endpoints, publicKey, relay, routes, telemetry, knownPeers, knownAcl, services, pkiBundle, pkiIssuer, pkiSerial);
   }
 
   @Override
@@ -82,7 +85,7 @@ public record LiveNode(
     return o instanceof LiveNode n && heartbeatAt == n.heartbeatAt && dirty == n.dirty && Arrays.equals(endpoints, n.endpoints)
         && Objects.equals(publicKey, n.publicKey) && relay.equals(n.relay) && Arrays.equals(routes, n.routes)
         && telemetry.equals(n.telemetry) && knownPeers == n.knownPeers && knownAcl == n.knownAcl
-        && Arrays.equals(services, n.services) && pkiBundle.equals(n.pkiBundle) && pkiIssuer.equals(n.pkiIssuer);
+        && Arrays.equals(services, n.services) && pkiBundle.equals(n.pkiBundle) && pkiIssuer.equals(n.pkiIssuer) && pkiSerial.equals(n.pkiSerial);
   }
 
   @Override
@@ -109,7 +112,8 @@ public record LiveNode(
           in.getFieldKind("services") == FieldKind.STRING ? split(in.readString("services")) : NONE,
           // absent in entries written before MeshCA's fields (a rolling upgrade): none reported
           in.getFieldKind(PKI_BUNDLE_FIELD) == FieldKind.STRING ? orEmpty(in.readString(PKI_BUNDLE_FIELD)) : "",
-          in.getFieldKind(PKI_ISSUER_FIELD) == FieldKind.STRING ? orEmpty(in.readString(PKI_ISSUER_FIELD)) : "");
+          in.getFieldKind(PKI_ISSUER_FIELD) == FieldKind.STRING ? orEmpty(in.readString(PKI_ISSUER_FIELD)) : "",
+          in.getFieldKind(PKI_SERIAL_FIELD) == FieldKind.STRING ? orEmpty(in.readString(PKI_SERIAL_FIELD)) : "");
     }
 
     @Override
@@ -128,6 +132,7 @@ public record LiveNode(
       // "" (not null) for none: the rotation's queries compare with it
       out.writeString(PKI_BUNDLE_FIELD, n.pkiBundle());
       out.writeString(PKI_ISSUER_FIELD, n.pkiIssuer());
+      out.writeString(PKI_SERIAL_FIELD, emptyToNull(n.pkiSerial()));
     }
 
     private static String join(String[] items) {

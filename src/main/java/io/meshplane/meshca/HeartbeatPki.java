@@ -63,7 +63,7 @@ final class HeartbeatPki implements NodePki {
   }
 
   @Override
-  public Future<Buffer> issue(Caller caller, RequestInfo request, String nodeId, String reportedKey, Report report) {
+  public Future<Buffer> issue(Caller caller, RequestInfo request, String nodeId, String reportedKey, Report report, boolean requested) {
     return pool.preparedQuery("SELECT team, environment, host(address) AS address, current_key, "
             + "(SELECT max(not_after) FROM meshca_certificates c WHERE c.node_id = n.id) AS last_not_after, "
             + "l.issued_at AS latest_issued_at, l.revoked_at AS latest_revoked_at, l.wireguard_key AS latest_key, l.issuer AS latest_issuer, l.not_after > now() AS latest_standing "
@@ -87,7 +87,7 @@ final class HeartbeatPki implements NodePki {
           Authorities.Hierarchy h = hierarchy.get();
           boolean fromSigning = h != null && h.intermediate().id().equals(r.getString("latest_issuer"));
           java.time.Instant notBefore = latest != null && r.getValue("latest_revoked_at") == null && Boolean.TRUE.equals(r.getBoolean("latest_standing"))
-              && fromSigning && key != null && key.equals(r.getString("latest_key")) ? latest.toInstant().plus(REISSUE_AFTER) : null;
+              && fromSigning && !requested && key != null && key.equals(r.getString("latest_key")) ? latest.toInstant().plus(REISSUE_AFTER) : null;
           MeshcaModule.NodeIdentity who;
           try {
             who = new MeshcaModule.NodeIdentity(nodeId, r.getString("team"), r.getString("environment"), r.getString("address"),
@@ -159,7 +159,7 @@ final class HeartbeatPki implements NodePki {
   }
 
   @Override
-  public JsonObject sync(String bundle, String issuer) {
+  public JsonObject sync(String bundle, String issuer, String serial) {
     Authorities.Hierarchy h = hierarchy.get();
     if (h == null) return null;
     String current = h.intermediate().id();
@@ -168,7 +168,7 @@ final class HeartbeatPki implements NodePki {
     boolean issuerCurrent = current.equals(issuer);
     return new JsonObject().put("state", none ? "none" : bundleCurrent && issuerCurrent ? "current" : "behind")
         .put("bundle", bundle.isEmpty() ? null : bundle).put("current_bundle", h.bundleVersion())
-        .put("issuer", issuer.isEmpty() ? null : issuer).put("current_issuer", current);
+        .put("issuer", issuer.isEmpty() ? null : issuer).put("current_issuer", current).put("serial", serial.isEmpty() ? null : serial);
   }
 
   /**

@@ -12,7 +12,8 @@ import java.util.Set;
 public interface LiveNodes {
   /** What a node's last accepted heartbeat said. */
   record Live(long heartbeatAt, String[] endpoints, String reportedRelay, String reportedKey, String[] routes, String telemetry,
-      long knownPeers, long knownAcl, String[] services, String pkiBundle, String pkiIssuer) {}
+      long knownPeers, long knownAcl, String[] services, String pkiBundle, String pkiIssuer,
+      String pkiSerial) {}
 
   /**
    * What a CA rotation counts before it advances: the online nodes that reported a {@code pki} block,

@@ -22,7 +22,7 @@ public interface NodePki {
   record Report(String serial, long notAfterMs, String bundle, long revocations, String issuer, String csr) {}
 
   /** {@code pki_sync} of a node record: what the node reported holding ({@code bundle}, {@code issuer}; "" for none) against the current ones. */
-  default io.vertx.core.json.JsonObject sync(String bundle, String issuer) {
+  default io.vertx.core.json.JsonObject sync(String bundle, String issuer, String serial) {
     return null;
   }
 
@@ -44,7 +44,7 @@ public interface NodePki {
   /** Answers nothing: a replica or a test without MeshCA. */
   NodePki NONE = new NodePki() {
     @Override
-    public Future<Buffer> issue(Caller caller, RequestInfo request, String nodeId, String reportedKey, Report report) {
+    public Future<Buffer> issue(Caller caller, RequestInfo request, String nodeId, String reportedKey, Report report, boolean requested) {
       return Future.succeededFuture(null);
     }
 
@@ -59,9 +59,10 @@ public interface NodePki {
    * {@link #answer} adds ({@code "certificate":{…}}, or {@code "deferred":{…}} when the cluster's signing
    * budget is spent). Fails with a {@code Refusal} naming {@code pki.csr} when the CSR cannot be signed
    * (unreadable, a bad signature, a key type MeshCA does not issue for), before anything of the
-   * heartbeat is stored. Audited under {@code caller} (the node's credential).
+   * heartbeat is stored. Audited under {@code caller} (the node's credential). {@code requested}: an
+   * operator asked for it (a reissue operation is open), so the one-a-minute rule does not hold it back.
    */
-  Future<Buffer> issue(Caller caller, RequestInfo request, String nodeId, String reportedKey, Report report);
+  Future<Buffer> issue(Caller caller, RequestInfo request, String nodeId, String reportedKey, Report report, boolean requested);
 
   /**
    * Appends {@code ,"pki":{…}} to a heartbeat answer when there is anything to say: the bundle and the

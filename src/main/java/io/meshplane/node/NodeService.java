@@ -304,7 +304,7 @@ public final class NodeService implements NodeActions {
         .put("status", live.status(heartbeat, now))
         .put("acl_matches", new JsonArray(policy.aclMatches(r.id())))
         .put("policy_sync", sync(r, l))
-        .put("pki_sync", pki.sync(l == null ? "" : l.pkiBundle(), l == null ? "" : l.pkiIssuer()))
+        .put("pki_sync", pki.sync(l == null ? "" : l.pkiBundle(), l == null ? "" : l.pkiIssuer(), l == null ? "" : l.pkiSerial()))
         .put("telemetry", telemetry(r.id(), telemetry))
         .put("created_at", Times.format(r.createdAt()))
         .put("updated_at", Times.format(r.updatedAt()));

@@ -15,7 +15,15 @@ import java.util.List;
  */
 public interface NodeWork {
   /** What a heartbeat said that an operation may be verified against, with the agent's command results. */
-  record Report(String publicKey, String relay, List<JsonObject> ingress, List<JsonObject> results) {}
+  record Report(String publicKey, String relay, List<JsonObject> ingress, List<JsonObject> results, String pkiSerial) {}
+
+  /** The operation kind that asks a node for a new MeshCA certificate. */
+  String REISSUE = "reissue_certificate";
+
+  /** Whether an operation of {@code kind} is open for the node (this replica's board). O(1). */
+  default boolean awaits(String nodeId, String kind) {
+    return false;
+  }
 
   /** Appends {@code ,"services":[…],"ingress":[…],"commands":[…]}} (the answer's end) for the node. */
   void answer(String nodeId, Buffer out);

@@ -100,6 +100,19 @@ public final class OpsModule implements Module, NodeWork {
     return service.rekey(caller, request, nodeId);
   }
 
+  /** {@code POST /nodes/{id}/certificate/reissue} as its route calls it: the new operation. */
+  public Future<JsonObject> reissue(Caller caller, RequestInfo request, String nodeId) {
+    return service.reissue(caller, request, nodeId);
+  }
+
+  @Override
+  public boolean awaits(String nodeId, String kind) {
+    OpsBoard.Work w = board.get(nodeId);
+    if (w == null) return false;
+    for (OpsBoard.Open o : w.open().values()) if (o.kind().equals(kind)) return true;
+    return false;
+  }
+
   @Override
   public Future<Void> stop() {
     vertx.cancelTimer(sweepTimer);
@@ -149,6 +162,7 @@ public final class OpsModule implements Module, NodeWork {
         status = "succeeded";
         result.put("detail", detail);
         if (op.kind().equals("rekey")) result.put("new_key", report.publicKey());
+        if (op.kind().equals(REISSUE)) result.put("new_serial", report.pkiSerial());
       }
       service.complete(Actor.of(node), request, nodeId, op.id(), status, result);
     }
@@ -176,6 +190,13 @@ public final class OpsModule implements Module, NodeWork {
       case "rekey" -> {
         if (report.publicKey() == null) return "the agent reported success but its heartbeat carried no public_key";
         if (report.publicKey().equals(t.getString("old_key"))) return "the agent reported success but its heartbeat still shows the old public_key";
+        return null;
+      }
+      case REISSUE -> {
+        if (report.pkiSerial() == null) return "the agent reported success but its heartbeat carried no certificate serial";
+        if (report.pkiSerial().equals(t.getString("old_serial"))) {
+          return "the agent reported success but its heartbeat still shows the certificate " + t.getString("old_serial");
+        }
         return null;
       }
       case "move_relay" -> {

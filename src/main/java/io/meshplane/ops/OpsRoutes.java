@@ -62,6 +62,10 @@ final class OpsRoutes {
       String id = Params.pathId(ctx, "nd", "node");
       return accepted(api, ctx, ops.rekey(caller, Api.request(ctx), id));
     });
+    api.route(POST, "/nodes/{id}/certificate/reissue", Permission.NODES_OPERATE, "node.reissue_certificate", "node", (ctx, caller) -> {
+      String id = Params.pathId(ctx, "nd", "node");
+      return accepted(api, ctx, ops.reissue(caller, Api.request(ctx), id));
+    });
     api.route(PUT, "/nodes/{id}/relay", Permission.NODES_OPERATE, "node.move_relay", "node", (ctx, caller) -> {
       String id = Params.pathId(ctx, "nd", "node");
       JsonObject body = JsonBodies.required(ctx);
@@ -120,7 +124,7 @@ final class OpsRoutes {
       if (OpsService.KINDS.contains(k)) {
         kinds.add(k);
       } else {
-        f.error("kind", "must be rekey, move_relay or drain_ingress, or several of them separated by commas");
+        f.error("kind", "must be rekey, move_relay, drain_ingress or reissue_certificate, or several of them separated by commas");
         break;
       }
     }

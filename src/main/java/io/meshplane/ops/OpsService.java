@@ -48,7 +48,7 @@ final class OpsService {
   private static final Logger LOG = LoggerFactory.getLogger(OpsService.class);
   static final int MAX_INGRESS = 16;
   static final Set<String> STATUSES = Set.of("pending", "delivered", "succeeded", "failed", "expired");
-  static final List<String> KINDS = List.of("rekey", "move_relay", "drain_ingress");
+  static final List<String> KINDS = List.of("rekey", "move_relay", "drain_ingress", "reissue_certificate");
 
   /** A validated ingress assignment. */
   record Ingress(String name, String hostname, int port) {}
@@ -142,6 +142,22 @@ final class OpsService {
     // the current key as the inventory shows it (the live entry is ahead of the last flush)
     return nodes.get(caller, id).compose(current -> request(caller, request, id, "rekey",
         new JsonObject().put("old_key", current.getString("public_key")), (tx, node) -> Future.succeededFuture()));
+  }
+
+  /**
+   * A MeshCA certificate reissue: the agent sends a CSR at once (the one-a-minute rule does not hold it
+   * back); succeeded once its heartbeat reports a certificate serial other than the one it held when asked.
+   */
+  Future<JsonObject> reissue(Caller caller, RequestInfo request, String id) {
+    return nodes.get(caller, id).compose(current -> {
+      JsonObject sync = current.getJsonObject("pki_sync");
+      String serial = sync == null ? null : sync.getString("serial");
+      if (serial == null) {
+        return Future.failedFuture(Refusal.conflict("node " + id + " reports no MeshCA certificate: its agent gets one with its heartbeats "
+            + "(a reissue replaces one it holds)"));
+      }
+      return request(caller, request, id, "reissue_certificate", new JsonObject().put("old_serial", serial), (tx, node) -> Future.succeededFuture());
+    });
   }
 
   /** A relay move: the assignment changes now (relay_status {@code moving}); succeeded once the agent reports the new relay. */
