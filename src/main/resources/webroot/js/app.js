@@ -13,6 +13,7 @@ import { renderTokens } from './tokens.js';
 import { renderAcl, renderAclHistory } from './acl.js';
 import { renderAudit, renderEvents } from './logs.js';
 import { renderUsers } from './users.js';
+import { renderMeshca } from './meshca.js';
 
 // Nav entries, in order; each shown only with its permission.
 const NAV = [
@@ -23,6 +24,7 @@ const NAV = [
   { page: 'acl', href: '#/acl', label: 'ACL policy', perm: 'acl:read' },
   { page: 'audit', href: '#/audit', label: 'Audit log', perm: 'audit:read' },
   { page: 'events', href: '#/events', label: 'Events', perm: 'events:read' },
+  { page: 'meshca', href: '#/meshca', label: 'MeshCA', perm: 'meshca:read' },
   { page: 'users', href: '#/users', label: 'Users', perm: 'users:manage' },
   // a page of its own (Swagger UI over the OpenAPI document), not a route of this app; no permission
   { page: 'api-docs', href: '/api-docs.html', label: 'API docs', perm: null },
@@ -41,6 +43,7 @@ const ROUTES = [
   { re: /^\/audit$/, nav: 'audit', perm: 'audit:read', render: renderAudit },
   { re: /^\/events$/, nav: 'events', perm: 'events:read', render: renderEvents },
   { re: /^\/users$/, nav: 'users', perm: 'users:manage', render: renderUsers },
+  { re: /^\/meshca$/, nav: 'meshca', perm: 'meshca:read', render: renderMeshca },
 ];
 
 let current = null; // {controller, cleanups}

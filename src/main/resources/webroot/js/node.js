@@ -1,7 +1,8 @@
 // One node: every field, its peers and inbound rules, its operations, and the operation buttons.
 // Refreshes every 5 s (every 3 s while an operation is pending or delivered).
 // This module is the page: its layout, the record, the "not found" page and the refresh loop; the parts
-// are node-actions.js (the actions and the ingress), node-ops.js (operations), node-peers.js (peers, rules).
+// are node-actions.js (the actions and the ingress), node-ops.js (operations), node-peers.js (peers, rules),
+// node-cert.js (its MeshCA certificate).
 
 import { api, seg, isAbort, ApiError } from './api.js';
 import { h, badge, chips, fmtTime, relative, pre, str, link, errorBox, renderIfChanged } from './ui.js';
@@ -9,6 +10,7 @@ import { liveBadge } from './nodes.js';
 import { nodeActions } from './node-actions.js';
 import { nodeOperations } from './node-ops.js';
 import { nodePeers } from './node-peers.js';
+import { nodeCertificate } from './node-cert.js';
 
 export { parseTags } from './node-actions.js';
 
@@ -40,6 +42,7 @@ export function renderNode(ctx, id) {
   });
   const ops = nodeOperations(ctx, base);
   const peers = nodePeers(ctx, base);
+  const cert = nodeCertificate(ctx, id, { refresh: async () => { if (poller) await poller.kick(); } });
 
   let node = null;
   let heartbeatAge = null;
@@ -51,6 +54,7 @@ export function renderNode(ctx, id) {
     actions.canAct ? h('section', { class: 'panel', 'aria-labelledby': 'node-actions-h' },
       h('h2', { id: 'node-actions-h' }, 'Actions'), actions.actionsSlot) : '', // append(null) would print "null"
     h('section', { class: 'panel', 'aria-labelledby': 'node-fields-h' }, h('h2', { id: 'node-fields-h' }, 'Record'), fieldsDl),
+    cert.enabled ? h('section', { class: 'panel', 'aria-labelledby': 'node-cert-h' }, h('h2', { id: 'node-cert-h' }, 'Certificate'), cert.slot) : '',
     h('section', { class: 'panel', 'aria-labelledby': 'node-ingress-h' }, h('h2', { id: 'node-ingress-h' }, 'Ingress'), actions.ingressSlot),
     h('section', { class: 'panel', 'aria-labelledby': 'node-ops-h' }, h('h2', { id: 'node-ops-h' }, 'Operations'), ops.slot),
     h('section', { class: 'panel', 'aria-labelledby': 'node-peers-h' }, h('h2', { id: 'node-peers-h' }, 'Peers and inbound rules'), peers.slot));
@@ -150,10 +154,11 @@ export function renderNode(ctx, id) {
   }
 
   async function tick() {
-    const [n, o, p] = await Promise.allSettled([
+    const [n, o, p, c] = await Promise.allSettled([
       api.get(base, null, { signal: ctx.signal }).then(showNode),
       ops.load(),
       peers.load(),
+      cert.load(),
     ]);
     if (n.status === 'rejected') {
       const e = n.reason;
@@ -166,6 +171,7 @@ export function renderNode(ctx, id) {
     }
     if (o.status === 'rejected') sectionError(ops.slot, o.reason);
     if (p.status === 'rejected') sectionError(peers.slot, p.reason);
+    if (c.status === 'rejected') sectionError(cert.slot, c.reason);
     ctx.clearError();
     refreshLabel.textContent = `Live · updated ${new Date().toLocaleTimeString()}`;
   }

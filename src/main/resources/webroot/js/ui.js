@@ -146,6 +146,14 @@ export function relative(iso) {
   return `in ${span(-diff)}`;
 }
 
+/** A span of seconds to an expiry as people read it: "in 89 d", "in 5 h", "in 12 min", "expired 3 h ago". */
+export function expiresIn(seconds) {
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds)) return '—';
+  const a = Math.abs(seconds);
+  const text = a >= 2 * 86400 ? `${Math.floor(a / 86400)} d` : a >= 2 * 3600 ? `${Math.floor(a / 3600)} h` : `${Math.floor(a / 60)} min`;
+  return seconds >= 0 ? `in ${text}` : `expired ${text} ago`;
+}
+
 /** Relative age with the ISO value (and the local time) in `title`; see refreshAges(). */
 export function ageEl(iso, empty = 'never') {
   if (!iso || typeof iso !== 'string') return h('span', { class: 'muted' }, empty);

@@ -303,4 +303,21 @@ final class Authorities implements ChangeLog.Follower {
       return new JsonObject().put("op", OP).put("rotation", rotation).put("phase", phase).put("rows", a);
     });
   }
+
+  /** How many CA rows {@link #all} reads at most: years of rotations; the retired ones, oldest first, are what is left out beyond. */
+  static final int LISTED = 64;
+
+  /**
+   * The CA certificates of every row ({@code GET /meshca/authorities}), without keys: the ones in use
+   * (staged, active, retiring) first, then the retired ones, roots before intermediates, newest first;
+   * at most {@link #LISTED}. Read on {@code client} (the read pool); the few DER certificates are parsed
+   * on the caller's thread.
+   */
+  static Future<List<Authority>> all(SqlClient client) {
+    return client.preparedQuery("SELECT id, kind, parent, state, certificate FROM meshca_authorities "
+            + "ORDER BY state = 'retired', kind DESC, created_at DESC, id LIMIT $1")
+        .execute(Tuple.of(LISTED))
+        .map(rows -> Sql.list(rows, r -> new Authority(r.getString("id"), r.getString("kind"), r.getString("parent"), r.getString("state"),
+            Pki.certificate(r.getBuffer("certificate").getBytes()), null, null)));
+  }
 }

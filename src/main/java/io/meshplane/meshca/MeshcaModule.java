@@ -122,6 +122,8 @@ public final class MeshcaModule implements Module {
   private final HeartbeatPki nodePki;
   private final MeshcaService service;
   private final Cursors cursors;
+  private final MeshcaStatus status;
+  private final MeshcaGauges gauges;
   private final Rotations rotations;
   private final AutoRotation autoRotation;
   private final OfflineIntermediates offline;
@@ -151,6 +153,8 @@ public final class MeshcaModule implements Module {
     this.nodePki = new HeartbeatPki(pool, signer, authorities::current, revocations, settings.renewalGrace(),
         new AutoRevocations(certificates, audit));
     this.service = new MeshcaService(pool, certificates, authorities, revocations, audit, changes, settings.trustDomain());
+    this.status = new MeshcaStatus(reads, certificates);
+    this.gauges = new MeshcaGauges(vertx, hz, registry, authorities, status);
   }
 
   @Override
@@ -168,18 +172,22 @@ public final class MeshcaModule implements Module {
   @Override
   public void routes(Api api) {
     MeshcaRoutes.mount(api, service, cursors);
+    MeshcaRoutes.mountStatus(api, status);
     RotationRoutes.mount(api, rotations, autoRotation, offline);
   }
 
+  /** Starts the rotation clock and the gauges (docs/OPERATIONS.md, "Metrics"). */
   @Override
   public Future<Void> start() {
     autoRotation.start();
+    gauges.start();
     return Future.succeededFuture();
   }
 
   @Override
   public Future<Void> stop() {
     autoRotation.stop();
+    gauges.stop();
     work.close();
     return Future.succeededFuture();
   }
@@ -231,6 +239,11 @@ public final class MeshcaModule implements Module {
    */
   public Future<Void> rotationTick(Instant now) {
     return autoRotation.tick(now);
+  }
+
+  /** The gauges' sampler (tests in this package). */
+  MeshcaGauges gauges() {
+    return gauges;
   }
 
   /** How long after its expiry a node may still renew with its agent token alone ({@code meshca.renewal_grace}). */

@@ -59,7 +59,7 @@ final class MeshcaRoutes {
       });
     });
     api.route(GET, "/meshca/certificates", Permission.MESHCA_READ, "meshca.read", null,
-        Query.paged("node", "expiring_within", "state"), (ctx, caller) -> {
+        Query.paged("node", "expiring_within", "state", "order"), (ctx, caller) -> {
           CertificateRepository.Filter filter = filter(ctx);
           Page page = Pages.from(ctx, cursors, "meshca-certificates");
           return service.list(caller, filter, page).map(body -> {
@@ -89,7 +89,7 @@ final class MeshcaRoutes {
     });
   }
 
-  /** {@code ?node=&expiring_within=&state=}: each checked, 400 naming the parameter. */
+  /** {@code ?node=&expiring_within=&state=&order=}: each checked, 400 naming the parameter. */
   private static CertificateRepository.Filter filter(RoutingContext ctx) {
     Fields f = new Fields();
     String node = ctx.request().getParam("node");
@@ -109,8 +109,10 @@ final class MeshcaRoutes {
     }
     String state = ctx.request().getParam("state");
     if (state != null && !MeshcaService.STATES.contains(state)) f.error("state", "must be valid, expiring, expired or revoked");
+    String order = ctx.request().getParam("order");
+    if (order != null && !order.equals("soonest") && !order.equals("latest")) f.error("order", "must be soonest or latest");
     f.check();
-    return new CertificateRepository.Filter(node, d, state);
+    return new CertificateRepository.Filter(node, d, state, "latest".equals(order));
   }
 
   /** The path's serial: 32 hex digits (either case); anything else is simply not found. */
@@ -120,5 +122,23 @@ final class MeshcaRoutes {
       throw Refusal.notFound("no certificate " + (s == null ? "" : s.length() > 64 ? s.substring(0, 64) + "…" : s));
     }
     return s.toLowerCase(Locale.ROOT);
+  }
+
+  /**
+   * {@code GET /meshca/authorities} (the CA certificates, for everyone with meshca:read: the chain is the
+   * same for every team) and {@code GET /meshca/summary} (the caller's nodes by the state of their current
+   * certificate). Neither takes a query parameter: any is a 400 naming it.
+   */
+  static void mountStatus(Api api, MeshcaStatus status) {
+    api.route(GET, "/meshca/authorities", Permission.MESHCA_READ, "meshca.read", null, (ctx, caller) ->
+        status.authorities().map(body -> {
+          Responses.ok(ctx, body);
+          return null;
+        }));
+    api.route(GET, "/meshca/summary", Permission.MESHCA_READ, "meshca.read", null, (ctx, caller) ->
+        status.summary(caller.boundary()).map(body -> {
+          Responses.ok(ctx, body);
+          return null;
+        }));
   }
 }

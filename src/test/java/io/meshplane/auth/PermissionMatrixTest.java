@@ -86,6 +86,8 @@ class PermissionMatrixTest {
     EXPECTED.put("GET /v1/meshca/certificates", Permission.MESHCA_READ);
     EXPECTED.put("GET /v1/meshca/certificates/{serial}", Permission.MESHCA_READ);
     EXPECTED.put("POST /v1/meshca/certificates/{serial}/revoke", Permission.MESHCA_REVOKE);
+    EXPECTED.put("GET /v1/meshca/authorities", Permission.MESHCA_READ);
+    EXPECTED.put("GET /v1/meshca/summary", Permission.MESHCA_READ);
     // API.md §17: the panel serves the same routes for people (but the machines' own: the heartbeat, whoami)
     for (Map.Entry<String, Permission> e : EXPECTED.entrySet()) {
       if (e.getKey().endsWith("/heartbeat") || e.getKey().endsWith("/watch") || e.getKey().endsWith("/whoami")) continue;

@@ -120,7 +120,7 @@ final class HostileReplica {
     BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/meshca/certificates/{serial}/revoke", "/v1/meshca/certificates/" + serial
         + "/revoke", "", bearer, new JsonObject().put("reason", "superseded"), List.of(new Field("reason", Kind.STRING, true, true))));
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/meshca/certificates", "/v1/meshca/certificates", bearer, Map.of("limit", "1",
-        "node", node.id(), "expiring_within", "48h", "state", "valid", "cursor", certsCursor), "meshca-certificates", null));
+        "node", node.id(), "expiring_within", "48h", "state", "valid", "order", "latest", "cursor", certsCursor), "meshca-certificates", null));
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/meshca/crl", "/v1/meshca/crl", bearer, Map.of("format", "pem"), null, null));
 
     BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/auth/tokens", "/v1/auth/tokens", "", bearer,

@@ -96,6 +96,7 @@ class HttpContractTest {
         "mesh_nodes{status=\"pending\"}", "# TYPE mesh_node_stale_transitions_total counter",
         "# TYPE mesh_writebehind_quarantined_total counter", "process_cpu_seconds_total",
         "# TYPE mesh_watch_streams gauge", "# TYPE mesh_watch_opened_total counter", "mesh_watch_closed_total{reason=\"slow_reader\"}", "# TYPE mesh_watch_delay_seconds histogram",
+        "mesh_meshca_node_certificates{state=\"expired\"}", "# TYPE mesh_meshca_authority_expiry_seconds gauge",
         "jvm_memory_used_bytes", "vertx_http_server_requests_total", "hazelcast_cluster_members 1.0",
         "hazelcast_partitions_owned 271.0"}) {
       assertTrue(text.contains(family), "missing " + family);

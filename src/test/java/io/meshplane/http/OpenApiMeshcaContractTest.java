@@ -93,6 +93,12 @@ class OpenApiMeshcaContractTest {
     check("POST", "/v1/meshca/certificates/" + serial + "/revoke", root, "{\"reason\":\"superseded\"}", null, 200);
     check("POST", "/v1/meshca/certificates/" + serial + "/revoke", root, "{\"reason\":\"superseded\"}", null, 409);
     check("GET", "/v1/meshca/certificates", monitoring, null, "state=revoked", 200);
+    check("GET", "/v1/meshca/authorities", monitoring, null, null, 200);
+    check("GET", "/v1/meshca/authorities", monitoring, null, "kind=root", 400);
+    check("GET", "/v1/meshca/summary", monitoring, null, null, 200);
+    check("GET", "/v1/meshca/summary", root, null, null, 200);
+    check("GET", "/v1/meshca/summary", monitoring, null, "team=other", 400);
+    check("GET", "/v1/meshca/summary", Tokens.issue(app, "ca", "prod", Surface.PIPELINE).jwt(), null, null, 403);
     assertEquals(List.of(), contract.findings());
   }
 

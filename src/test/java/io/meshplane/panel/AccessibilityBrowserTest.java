@@ -54,7 +54,8 @@ class AccessibilityBrowserTest {
   static final List<Page> PAGES = List.of(
       new Page("overview", "/#/", "[data-test=overview-total][data-value]"),
       new Page("nodes", "/#/nodes", "[data-test=node-row]"),
-      new Page("node", "/#/nodes/{node}", "[data-test=node-field-id]", "[data-test=node-operations]", "[data-test=peer-row]"),
+      new Page("node", "/#/nodes/{node}", "[data-test=node-field-id]", "[data-test=node-operations]", "[data-test=peer-row]",
+          "[data-test=node-certificate-serial]"),
       new Page("operations", "/#/operations", "[data-test=operation-row]"),
       new Page("tokens", "/#/tokens", "[data-test=token-row]"),
       new Page("acl", "/#/acl?team=team-a&environment=prod", "[data-test=acl-grant]"),
@@ -62,6 +63,8 @@ class AccessibilityBrowserTest {
       new Page("audit", "/#/audit", "[data-test=audit-row]"),
       new Page("events", "/#/events", "[data-test=event-row]"),
       new Page("users", "/#/users", "[data-test=user-row]"),
+      new Page("meshca", "/#/meshca", "[data-test=meshca-authority]", "[data-test=meshca-count-valid][data-value]",
+          "[data-test=meshca-revocation]"),
       new Page("api-docs", "/api-docs.html", "#swagger-ui .opblock"));
 
   static final Set<String> BLOCKING = Set.of("serious", "critical");
@@ -94,6 +97,15 @@ class AccessibilityBrowserTest {
     for (Nodes.Enrolled n : List.of(a, b)) {
       assertEquals(200, http.send(HttpMethod.POST, app.coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat", n.token(), Nodes.beat(1))
           .statusCode());
+    }
+    // MeshCA: a certificate for the node shown (its page's Certificate section), a revoked one of the other (the MeshCA page's revocations)
+    try {
+      io.meshplane.testing.Certificates.issue(app, a, "team-a", "prod");
+      String gone = io.meshplane.testing.Certificates.issue(app, b, "team-a", "prod").serial();
+      assertEquals(200, http.send(HttpMethod.POST, app.coordinatorPort(), "/v1/meshca/certificates/" + gone + "/revoke", cluster.admin(),
+          new JsonObject().put("reason", "superseded")).statusCode());
+    } catch (Exception e) {
+      throw new AssertionError(e);
     }
     // an operation (pending: the node does not beat again) for the operations page and the node's table
     assertEquals(202, http.send(HttpMethod.POST, app.coordinatorPort(), "/v1/nodes/" + a.id() + "/rekey", cluster.admin(), null)
