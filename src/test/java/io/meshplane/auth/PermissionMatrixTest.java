@@ -88,6 +88,13 @@ class PermissionMatrixTest {
     EXPECTED.put("POST /v1/meshca/certificates/{serial}/revoke", Permission.MESHCA_REVOKE);
     EXPECTED.put("GET /v1/meshca/authorities", Permission.MESHCA_READ);
     EXPECTED.put("GET /v1/meshca/summary", Permission.MESHCA_READ);
+    EXPECTED.put("GET /v1/meshca/rotation", Permission.MESHCA_READ);
+    EXPECTED.put("POST /v1/meshca/rotations", Permission.MESHCA_MANAGE);
+    EXPECTED.put("POST /v1/meshca/rotations/{id}/advance", Permission.MESHCA_MANAGE);
+    EXPECTED.put("POST /v1/meshca/rotations/{id}/rollback", Permission.MESHCA_MANAGE);
+    EXPECTED.put("POST /v1/meshca/intermediates/requests", Permission.MESHCA_MANAGE);
+    EXPECTED.put("POST /v1/meshca/intermediates", Permission.MESHCA_MANAGE);
+    EXPECTED.put("POST /v1/nodes/{id}/certificate/reissue", Permission.NODES_OPERATE);
     // API.md §17: the panel serves the same routes for people (but the machines' own: the heartbeat, whoami)
     for (Map.Entry<String, Permission> e : EXPECTED.entrySet()) {
       if (e.getKey().endsWith("/heartbeat") || e.getKey().endsWith("/watch") || e.getKey().endsWith("/whoami")) continue;

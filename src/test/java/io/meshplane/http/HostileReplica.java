@@ -122,6 +122,30 @@ final class HostileReplica {
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/meshca/certificates", "/v1/meshca/certificates", bearer, Map.of("limit", "1",
         "node", node.id(), "expiring_within", "48h", "state", "valid", "order", "latest", "cursor", certsCursor), "meshca-certificates", null));
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/meshca/crl", "/v1/meshca/crl", bearer, Map.of("format", "pem"), null, null));
+    // a staged rotation and five intermediate requests: what the valid bodies below would start is refused (409), so nothing changes
+    String rotation = http.send(HttpMethod.POST, port, "/v1/meshca/rotations", admin, new JsonObject().put("kind", "intermediate"))
+        .bodyAsJsonObject().getString("id");
+    assertNotNull(rotation);
+    for (int i = 0; i < 5; i++) expect(201, http.send(HttpMethod.POST, port, "/v1/meshca/intermediates/requests", admin, new JsonObject()));
+    BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/meshca/rotations", "/v1/meshca/rotations", "", bearer,
+        new JsonObject().put("kind", "root"), List.of(new Field("kind", Kind.STRING, true, true))));
+    for (String step : List.of("advance", "rollback")) {
+      // the rotation is staged: a step from another phase is 409
+      BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/meshca/rotations/{id}/" + step, "/v1/meshca/rotations/" + rotation + "/" + step, "",
+          bearer, new JsonObject().put("phase", "issuing"), List.of(new Field("phase", Kind.STRING, true, true))));
+      idRoute(HttpMethod.POST, "/v1/meshca/rotations/{id}/" + step, "id", "/v1/meshca/rotations/{hostile}/" + step, bearer,
+          Set.of(400, 404, 405));
+    }
+    BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/meshca/intermediates/requests", "/v1/meshca/intermediates/requests", "", bearer,
+        new JsonObject().put("note", "hostile"), List.of(Field.ignored("note"))));
+    // a certificate whose key no request made: 400 naming certificate
+    String someCertificate = http.get(port, "/v1/meshca/bundle", admin).bodyAsString();
+    BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/meshca/intermediates", "/v1/meshca/intermediates", "", bearer,
+        new JsonObject().put("certificate", someCertificate).put("root", someCertificate),
+        List.of(new Field("certificate", Kind.STRING, true, true), new Field("root", Kind.STRING, true, true))));
+    // the node reports no certificate in its heartbeats: a reissue is 409
+    BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/nodes/{id}/certificate/reissue", nodePath + "/certificate/reissue", "", bearer,
+        new JsonObject().put("note", "hostile"), List.of(Field.ignored("note"))));
 
     BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/auth/tokens", "/v1/auth/tokens", "", bearer,
         new JsonObject().put("name", "hostile").put("scope", new JsonObject().put("team", "web").put("surface", "monitoring")
@@ -259,6 +283,7 @@ final class HostileReplica {
     idRoute(HttpMethod.POST, "/v1/nodes/{id}/ingress/{name}/drain", "id", "/v1/nodes/{hostile}/ingress/web/drain", bearer, notFound);
     idRoute(HttpMethod.POST, "/v1/nodes/{id}/ingress/{name}/drain", "name", nodePath + "/ingress/{hostile}/drain", bearer, notFound);
     idRoute(HttpMethod.POST, "/v1/nodes/{id}/rekey", "id", "/v1/nodes/{hostile}/rekey", bearer, notFound);
+    idRoute(HttpMethod.POST, "/v1/nodes/{id}/certificate/reissue", "id", "/v1/nodes/{hostile}/certificate/reissue", bearer, notFound);
     idRoute(HttpMethod.PUT, "/v1/nodes/{id}/relay", "id", "/v1/nodes/{hostile}/relay", bearer, notFound);
     idRoute(HttpMethod.GET, "/v1/nodes/{id}/operations", "id", "/v1/nodes/{hostile}/operations", bearer, notFound);
     idRoute(HttpMethod.GET, "/v1/operations/{id}", "id", "/v1/operations/{hostile}", bearer, notFound);
