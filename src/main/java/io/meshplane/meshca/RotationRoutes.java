@@ -95,7 +95,8 @@ final class RotationRoutes {
   /** A rotation changes what every team trusts: only a caller whose boundary is every team and environment may. */
   private static Future<Void> everywhere(Api api, RoutingContext ctx, Caller caller, String action) {
     if (Boundary.EVERYTHING.equals(caller.boundary())) return Future.succeededFuture();
-    return api.refuse(ctx, caller, action, "rotation", null, Refusal.forbidden("a CA rotation changes what every team trusts: it needs "
+    // the permission is held, the boundary does not cover the deployment's CA: 403 out_of_scope (not forbidden: the surface may)
+    return api.refuse(ctx, caller, action, "rotation", null, new Refusal(Refusal.Kind.FORBIDDEN, "out_of_scope", "a CA rotation changes what every team trusts: it needs "
         + "meshca:manage in every team and environment (this credential is scoped to " + caller.boundary().team() + "/"
         + caller.boundary().environment() + ")"), true);
   }
