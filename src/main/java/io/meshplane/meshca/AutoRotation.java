@@ -38,6 +38,7 @@ final class AutoRotation {
   private final boolean enabled;
   private final AtomicLong phase = new AtomicLong();
   private final AtomicLong behind = new AtomicLong();
+  private final AtomicLong bundleBehind = new AtomicLong();
   private final AtomicLong ticks = new AtomicLong();
   private volatile boolean outsideLogged;
   private long timer = -1;
@@ -52,6 +53,8 @@ final class AutoRotation {
         .description("The open CA rotation's phase: 0 none, 1 staged, 2 distributing, 3 issuing").register(registry);
     Gauge.builder("mesh_meshca_rotation_behind_nodes", behind, AtomicLong::get)
         .description("Online nodes that do not yet hold what the open rotation's next phase needs (0 without a rotation)").register(registry);
+    Gauge.builder("mesh_meshca_bundle_behind_nodes", bundleBehind, AtomicLong::get)
+        .description("Online nodes whose last heartbeat reported another trust bundle than the current one").register(registry);
   }
 
   /** How often: a hundredth of the intermediate's lifetime, between 5 s and 60 s. */
@@ -76,7 +79,10 @@ final class AutoRotation {
 
   /** One look at the rotation as of {@code now} (the timer's; a test passes a later one to reach two thirds of a lifetime). */
   Future<Void> tick(Instant now) {
-    return pool.withConnection(rotations::open).compose(r -> {
+    return rotations.bundleBehind().map(n -> {
+      bundleBehind.set(n);
+      return null;
+    }).recover(t -> Future.succeededFuture()).compose(x -> pool.withConnection(rotations::open)).compose(r -> {
       phase.set(r == null ? 0 : Rotations.PHASES.indexOf(r.phase()) + 1);
       if (r == null) {
         behind.set(0);

@@ -153,6 +153,13 @@ final class Rotations {
         .put("online", t.online()).put("behind", t.behind()).put("stale_behind", t.staleBehind()).put("holdouts", new JsonArray(t.holdouts())));
   }
 
+  /** Online nodes that report another bundle than the current one (bundle sync), counted on the cluster map's members. */
+  Future<Long> bundleBehind() {
+    Authorities.Hierarchy h = authorities.current();
+    if (h == null) return Future.succeededFuture(0L);
+    return vertx.executeBlocking(() -> live.get().pkiTally(h.bundleVersion(), null, 0).behind(), false);
+  }
+
   /**
    * Starts a rotation of {@code kind} (intermediate or root): makes the new keys and certificates (off
    * the event loop), then stages them. Needs the current root's key (a root kept outside the coordinator
