@@ -299,7 +299,9 @@ final class Authorities implements ChangeLog.Follower {
   static Future<JsonObject> entry(SqlClient tx, String rotation, String phase) {
     return stored(tx).map(rows -> {
       JsonArray a = new JsonArray();
-      for (Stored s : rows) a.add(s.json());
+      // a root's sealed key stays in its row (a rotation's start reads it there); replicas open only the intermediates'
+      for (Stored s : rows) a.add("root".equals(s.kind()) ? new Stored(s.id(), s.kind(), s.parent(), s.state(), s.certificate(), s.crossSigned(),
+          null).json() : s.json());
       return new JsonObject().put("op", OP).put("rotation", rotation).put("phase", phase).put("rows", a);
     });
   }

@@ -141,7 +141,7 @@ final class HeartbeatPki implements NodePki {
   @Override
   public boolean current(String bundle, long revocationVersion) {
     Authorities.Hierarchy h = hierarchy.get();
-    return (h == null || h.bundleVersion().equals(bundle)) && revocations.current().version() == revocationVersion;
+    return (h == null || h.bundleVersion().equals(bundle)) && revocations.version() == revocationVersion;
   }
 
   @Override

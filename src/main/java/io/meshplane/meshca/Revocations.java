@@ -85,9 +85,26 @@ final class Revocations implements ChangeLog.Follower {
   State current() {
     State s = state;
     Instant now = Instant.now();
-    if (s.revoked().stream().allMatch(r -> r.notAfter().isAfter(now))) return s;
-    return new State(s.version(), s.revoked().stream().filter(r -> r.notAfter().isAfter(now)).toList(), s.since());
+    // the list is in not_after order: O(1) while its first entry stands (every heartbeat with a pki block and every
+    // stream of a watch pass ask), one filtered copy per expiry otherwise
+    if (s.revoked().isEmpty() || s.revoked().get(0).notAfter().isAfter(now)) return s;
+    Pruned p = pruned;
+    if (p != null && p.from() == s && p.until().isAfter(now)) return p.state();
+    List<Revoked> left = s.revoked().stream().filter(r -> r.notAfter().isAfter(now)).toList();
+    State out = new State(s.version(), left, s.since());
+    pruned = new Pruned(s, out, left.isEmpty() ? Instant.MAX : left.get(0).notAfter());
+    return out;
   }
+
+  /** The version of the list (the seq of its last revocation's entry), O(1). */
+  long version() {
+    return state.version();
+  }
+
+  /** {@link #current} of a held list with its expired entries left out, until its next expiry. */
+  private record Pruned(State from, State state, Instant until) {}
+
+  private volatile Pruned pruned;
 
   @Override
   public boolean apply(ChangeLog.Entry entry) {
