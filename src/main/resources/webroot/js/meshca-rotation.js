@@ -186,7 +186,7 @@ export function rotationSection(ctx, { onStep = () => {} } = {}) {
     } else {
       const p = s.preview;
       const notReady = p && !p.ready
-        ? `Not yet: ${num(p.behind)} online node${p.behind === 1 ? '' : 's'} do not hold what ${label(p.next_phase).toLowerCase()} needs.`
+        ? `Not yet: ${num(p.behind)} online ${p.behind === 1 ? 'node does' : 'nodes do'} not hold what ${label(p.next_phase).toLowerCase()} needs.`
         : null;
       const next = r.next_phase;
       const canRoll = OPEN_PHASES.includes(r.phase);

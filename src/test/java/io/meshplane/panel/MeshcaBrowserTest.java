@@ -164,21 +164,41 @@ class MeshcaBrowserTest {
     String fresh = open.getString("new_intermediate");
     awaitAuthority(fresh, "staged");
 
-    // through the phases with the buttons; the preview counts the online nodes (none report a pki block: ready)
-    for (String next : List.of("distributing", "issuing", "retired")) {
-      assertEquals("Advance to " + next, browser.el("meshca-rotation-advance").getText());
-      press("meshca-rotation-advance");
-      assertTrue(browser.el("confirm-dialog").getText().contains(next), browser.el("confirm-dialog").getText());
-      browser.el("confirm-ok").click();
-      if (!next.equals("retired")) {
-        assertEquals(id, awaitPhase(next));
-        assertStepper(next);
-        WebElement progress = browser.el("meshca-rotation-progress");
-        assertEquals("0", progress.getAttribute("data-behind"));
-        assertTrue(progress.getText().matches("\\d+ of \\d+ online nodes? ready; \\d+ stale nodes? counted apart"), progress.getText());
-        assertEquals(next, rotation().getJsonObject("rotation").getString("phase"));
-      }
-    }
+    // through the phases with the buttons. The preview counts the online nodes that report a pki block: the node "valid"
+    // heartbeats with one, first with a bundle it should not hold (a holdout), then with what each next phase needs
+    assertEquals("Advance to distributing", browser.el("meshca-rotation-advance").getText());
+    press("meshca-rotation-advance");
+    assertTrue(browser.el("confirm-dialog").getText().contains("distributing"), browser.el("confirm-dialog").getText());
+    browser.el("confirm-ok").click();
+    assertEquals(id, awaitPhase("distributing"));
+    assertStepper("distributing");
+    assertEquals("distributing", rotation().getJsonObject("rotation").getString("phase"));
+    beat(valid, 1, new JsonObject().put("bundle", "not-the-bundle"));
+    WebElement holdout = browser.await("the holdout", d -> browser.all("meshca-rotation-holdout").isEmpty() ? null
+        : browser.all("meshca-rotation-holdout").get(0));
+    assertEquals(valid.id(), holdout.getAttribute("data-node-id"));
+    assertTrue(holdout.getAttribute("href").endsWith("#/nodes/" + valid.id()), holdout.getAttribute("href"));
+    assertEquals("false", browser.el("meshca-rotation-preview").getAttribute("data-ready"));
+    assertEquals("0 of 1 online node ready; 0 stale nodes counted apart", browser.el("meshca-rotation-progress").getText());
+    assertTrue(!browser.el("meshca-rotation-advance").isEnabled(), "advance waits for the holdout");
+    assertEquals("Not yet: 1 online node does not hold what issuing needs.", browser.el("meshca-rotation-advance-reason").getText());
+    String bundle = rotation().getJsonObject("preview").getString("bundle");
+    beat(valid, 2, new JsonObject().put("bundle", bundle));
+    awaitReady();
+    assertEquals("1 of 1 online node ready; 0 stale nodes counted apart", browser.el("meshca-rotation-progress").getText());
+    assertTrue(browser.all("meshca-rotation-holdout").isEmpty());
+
+    press("meshca-rotation-advance");
+    browser.el("confirm-ok").click();
+    assertEquals(id, awaitPhase("issuing"));
+    assertStepper("issuing");
+    // retiring needs a certificate of the new intermediate too: the node reports one
+    beat(valid, 3, new JsonObject().put("bundle", bundle).put("issuer", fresh));
+    awaitReady();
+    assertEquals("Advance to retired", browser.el("meshca-rotation-advance").getText());
+    press("meshca-rotation-advance");
+    assertTrue(browser.el("confirm-dialog").getText().contains("can no longer be rolled back"), browser.el("confirm-dialog").getText());
+    browser.el("confirm-ok").click();
     awaitPhase("none");
     browser.el("meshca-rotation-none");
     awaitAuthority(fresh, "active");
@@ -200,6 +220,11 @@ class MeshcaBrowserTest {
     browser.el("confirm-ok").click();
     assertEquals(second, awaitPhase("distributing"));
     assertStepper("distributing");
+    // the new root is in the bundle now; the node still holds the old one: it holds the rotation back
+    beat(valid, 4, new JsonObject().put("bundle", bundle).put("issuer", fresh));
+    browser.await("the holdout", d -> browser.all("meshca-rotation-holdout").size() == 1 ? true : null);
+    assertTrue(!browser.el("meshca-rotation-advance").isEnabled(), "advance waits for the holdout");
+    assertTrue(browser.el("meshca-rotation-rollback").isEnabled(), "a rollback does not wait");
     // the whole page with a rotation open and one finished (docs/img/meshca.png is this one)
     browser.driver().manage().window().setSize(new org.openqa.selenium.Dimension(1280, 2300));
     ((org.openqa.selenium.JavascriptExecutor) browser.driver()).executeScript("window.scrollTo(0, 0);");
@@ -304,6 +329,16 @@ class MeshcaBrowserTest {
       b.click();
       return true;
     });
+  }
+
+  /** A heartbeat of {@code n} with this {@code pki} block (what the node says it holds). */
+  static void beat(Nodes.Enrolled n, int seq, JsonObject pki) {
+    assertEquals(200, http.send(HttpMethod.POST, app.coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat", n.token(),
+        Nodes.beat(seq).put("pki", pki)).statusCode());
+  }
+
+  static void awaitReady() {
+    browser.await("the preview ready", d -> "true".equals(browser.el("meshca-rotation-preview").getAttribute("data-ready")) ? true : null);
   }
 
   /** Waits for the rotation section to show {@code phase} ({@code none}: no rotation open); the open rotation's id. */
