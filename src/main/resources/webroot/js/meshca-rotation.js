@@ -213,6 +213,12 @@ export function rotationSection(ctx, { onStep = () => {} } = {}) {
       busy = false;
       trigger.disabled = false;
       if (poller) await poller.kick();
+      // the button pressed may be gone (a start leaves no start button): keep the keyboard in the section
+      if (!document.activeElement || document.activeElement === document.body) {
+        const same = actions.querySelector(`[data-focus-key="${trigger.dataset.focusKey}"]:not([disabled])`);
+        const any = same || actions.querySelector('button:not([disabled])');
+        if (any) any.focus();
+      }
     }
   }
 
