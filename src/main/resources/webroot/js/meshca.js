@@ -1,11 +1,13 @@
-// The MeshCA page (#/meshca, meshca:read): the chain (GET /meshca/authorities), the place of the rotation's
-// status, the caller's nodes by the state of their current certificate and by time to expiry
+// The MeshCA page (#/meshca, meshca:read): the chain (GET /meshca/authorities), the rotation (meshca-rotation.js:
+// its phases and progress, its buttons with meshca:manage, the finished ones), the caller's nodes by the state of their current certificate and by time to expiry
 // (GET /meshca/summary, meshca-chart.js), and the latest revocations (GET /meshca/certificates?state=revoked
-// &order=latest). Refreshed every 30 s while shown (the summary is kept 5 s by the server).
+// &order=latest). Refreshed every 30 s while shown (the summary is kept 5 s by the server), and at once when
+// the rotation moves (the chain's states change with its phases).
 
 import { api } from './api.js';
 import { h, badge, str, fmtTime, makeTable, keyedRows, td, link, nodeHref, expiresIn } from './ui.js';
 import { expiryChart } from './meshca-chart.js';
+import { rotationSection } from './meshca-rotation.js';
 
 const COUNTS = [
   { key: 'valid', label: 'Valid', pick: (s) => s.nodes && s.nodes.valid, tone: 'ok' },
@@ -45,10 +47,12 @@ export function renderMeshca(ctx) {
         h('pre', { class: 'json' }, str(a.pem))))),
   });
 
-  // ---- the rotation: its status goes here (built with the rotation; this section stays empty until then) ----
+  // ---- the rotation (its own refresh: every 3 s while one is open); a step reads the chain again ----
+  let poller = null;
   const rotation = section('meshca-rotation', 'Rotation',
-    h('div', { class: 'slot', 'data-test': 'meshca-rotation' },
-      h('p', { class: 'muted' }, 'The rotation\'s phase and progress are not shown on this page yet (GET /api/v1/meshca/rotation has them).')));
+    h('p', { class: 'hint' }, 'A rotation replaces the intermediate, or the root and its intermediate, without an outage: each phase '
+      + 'starts once every online node holds what it needs (stale nodes are counted apart).'),
+    rotationSection(ctx, { onStep: () => { if (poller) poller.kick(); } }).slot);
 
   // ---- node certificates ----
   const values = {};
@@ -92,7 +96,7 @@ export function renderMeshca(ctx) {
       h('p', { class: 'hint' }, `Up to ${REVOCATIONS_SHOWN} revoked certificates, the latest to expire first (those still in the CRL come first).`),
       revs.wrap));
 
-  ctx.poll(30000, async () => {
+  poller = ctx.poll(30000, async () => {
     const [authorities, summary, revoked] = await Promise.all([
       api.get('/meshca/authorities', null, { signal: ctx.signal }),
       api.get('/meshca/summary', null, { signal: ctx.signal }),

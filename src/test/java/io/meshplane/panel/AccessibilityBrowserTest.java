@@ -64,7 +64,7 @@ class AccessibilityBrowserTest {
       new Page("events", "/#/events", "[data-test=event-row]"),
       new Page("users", "/#/users", "[data-test=user-row]"),
       new Page("meshca", "/#/meshca", "[data-test=meshca-authority]", "[data-test=meshca-count-valid][data-value]",
-          "[data-test=meshca-revocation]"),
+          "[data-test=meshca-revocation]", "[data-test=meshca-rotation-stepper]", "[data-test=meshca-rotation-advance]"),
       new Page("api-docs", "/api-docs.html", "#swagger-ui .opblock"));
 
   static final Set<String> BLOCKING = Set.of("serious", "critical");
@@ -104,6 +104,9 @@ class AccessibilityBrowserTest {
       String gone = io.meshplane.testing.Certificates.issue(app, b, "team-a", "prod").serial();
       assertEquals(200, http.send(HttpMethod.POST, app.coordinatorPort(), "/v1/meshca/certificates/" + gone + "/revoke", cluster.admin(),
           new JsonObject().put("reason", "superseded")).statusCode());
+      // a rotation open (staged: nodes see nothing of it), so that the MeshCA page shows its stepper, preview and buttons
+      assertEquals(201, http.send(HttpMethod.POST, app.coordinatorPort(), "/v1/meshca/rotations", cluster.admin(),
+          new JsonObject().put("kind", "intermediate")).statusCode());
     } catch (Exception e) {
       throw new AssertionError(e);
     }

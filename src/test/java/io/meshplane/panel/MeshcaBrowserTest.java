@@ -29,8 +29,11 @@ import org.openqa.selenium.support.ui.Select;
 
 /**
  * The MeshCA page and a node's certificate in a real Chromium: the chain, the counts by state, the chart
- * of time to expiry, the latest revocations and the place kept for the rotation; on the node page the
- * current certificate, revoked with a reason after a confirmation, and no revoke button for a viewer.
+ * of time to expiry, the latest revocations; the rotation started, advanced through its phases and rolled
+ * back with the page's buttons (the test's nodes report no {@code pki} block, so every preview is ready),
+ * and the finished ones listed; on the node page the current certificate, revoked with a reason after a
+ * confirmation. A viewer sees the rotation but no button (and no revoke button); a team-scoped admin sees
+ * the rotation's buttons disabled with the reason.
  */
 @Timeout(300)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -115,14 +118,149 @@ class MeshcaBrowserTest {
     WebElement rev = browser.all("meshca-revocation").get(0);
     assertEquals(revokedSerial, rev.getAttribute("data-serial"));
     assertTrue(rev.getText().contains("cessationOfOperation"), rev.getText());
-    // the rotation's place, empty for now
+    // the rotation's section: none in progress, automatic rotation on, nothing finished yet
     assertEquals(1, browser.driver().findElements(By.id("meshca-rotation")).size());
     browser.el("meshca-rotation");
+    browser.el("meshca-rotation-none");
+    assertEquals("true", browser.el("meshca-rotation-automatic").getAttribute("data-enabled"));
+    assertEquals("none", browser.el("meshca-rotation-state").getAttribute("data-phase"));
+    assertTrue(browser.all("meshca-rotation-past").isEmpty());
+    assertTrue(browser.el("meshca-rotation-start-intermediate").isEnabled());
+    assertTrue(browser.el("meshca-rotation-start-root").isEnabled());
     assertEquals(List.of(), browser.severeLogs(), "no CSP violation or script error");
     // the whole page in one picture (docs/img/meshca.png is one of these)
     browser.driver().manage().window().setSize(new org.openqa.selenium.Dimension(1280, 1400));
     browser.screenshot("meshca");
     browser.driver().manage().window().setSize(new org.openqa.selenium.Dimension(1280, 800));
+  }
+
+  @Test
+  @Order(2)
+  void anIntermediateRotationIsStartedAndAdvancedFromThePageAndARootRotationRolledBack() {
+    browser.open("/#/meshca");
+    browser.el("meshca-rotation-none");
+    // Cancel starts nothing
+    press("meshca-rotation-start-intermediate");
+    assertTrue(browser.el("confirm-dialog").getText().contains("new intermediate"), browser.el("confirm-dialog").getText());
+    browser.el("confirm-cancel").click();
+    browser.await("the dialog closed", d -> browser.all("confirm-dialog").isEmpty() ? true : null);
+    assertTrue(rotation().getValue("rotation") == null, "nothing started");
+
+    press("meshca-rotation-start-intermediate");
+    browser.el("confirm-ok").click();
+    String id = awaitPhase("staged");
+    JsonObject open = rotation().getJsonObject("rotation");
+    assertEquals(id, open.getString("id"));
+    assertEquals("intermediate", open.getString("kind"));
+    assertEquals(false, open.getBoolean("automatic"));
+    assertEquals("intermediate", browser.el("meshca-rotation-kind").getText());
+    assertEquals("false", browser.el("meshca-rotation-started-by").getAttribute("data-automatic"));
+    assertStepper("staged");
+    WebElement preview = browser.el("meshca-rotation-preview");
+    assertEquals("true", preview.getAttribute("data-ready"));
+    assertEquals("distributing", preview.getAttribute("data-next-phase"));
+    browser.await("the flash", d -> browser.el("flash").getText().contains("staged") ? true : null);
+    // the chain shows the staged intermediate (the page reads it again when the rotation moves)
+    String fresh = open.getString("new_intermediate");
+    awaitAuthority(fresh, "staged");
+
+    // through the phases with the buttons. The preview counts the online nodes that report a pki block: the node "valid"
+    // heartbeats with one, first with a bundle it should not hold (a holdout), then with what each next phase needs
+    assertEquals("Advance to distributing", browser.el("meshca-rotation-advance").getText());
+    press("meshca-rotation-advance");
+    assertTrue(browser.el("confirm-dialog").getText().contains("distributing"), browser.el("confirm-dialog").getText());
+    browser.el("confirm-ok").click();
+    assertEquals(id, awaitPhase("distributing"));
+    assertStepper("distributing");
+    assertEquals("distributing", rotation().getJsonObject("rotation").getString("phase"));
+    beat(valid, 1, new JsonObject().put("bundle", "not-the-bundle"));
+    WebElement holdout = browser.await("the holdout", d -> browser.all("meshca-rotation-holdout").isEmpty() ? null
+        : browser.all("meshca-rotation-holdout").get(0));
+    assertEquals(valid.id(), holdout.getAttribute("data-node-id"));
+    assertTrue(holdout.getAttribute("href").endsWith("#/nodes/" + valid.id()), holdout.getAttribute("href"));
+    assertEquals("false", browser.el("meshca-rotation-preview").getAttribute("data-ready"));
+    assertEquals("0 of 1 online node ready; 0 stale nodes counted apart", browser.el("meshca-rotation-progress").getText());
+    assertTrue(!browser.el("meshca-rotation-advance").isEnabled(), "advance waits for the holdout");
+    assertEquals("Not yet: 1 online node does not hold what issuing needs.", browser.el("meshca-rotation-advance-reason").getText());
+    String bundle = rotation().getJsonObject("preview").getString("bundle");
+    beat(valid, 2, new JsonObject().put("bundle", bundle));
+    awaitReady();
+    assertEquals("1 of 1 online node ready; 0 stale nodes counted apart", browser.el("meshca-rotation-progress").getText());
+    assertTrue(browser.all("meshca-rotation-holdout").isEmpty());
+
+    press("meshca-rotation-advance");
+    browser.el("confirm-ok").click();
+    assertEquals(id, awaitPhase("issuing"));
+    assertStepper("issuing");
+    // retiring needs a certificate of the new intermediate too: the node reports one
+    beat(valid, 3, new JsonObject().put("bundle", bundle).put("issuer", fresh));
+    awaitReady();
+    assertEquals("Advance to retired", browser.el("meshca-rotation-advance").getText());
+    press("meshca-rotation-advance");
+    assertTrue(browser.el("confirm-dialog").getText().contains("can no longer be rolled back"), browser.el("confirm-dialog").getText());
+    browser.el("confirm-ok").click();
+    awaitPhase("none");
+    browser.el("meshca-rotation-none");
+    awaitAuthority(fresh, "active");
+    awaitAuthority(open.getString("old_intermediate"), "retired");
+    WebElement done = browser.await("the finished rotation", d -> browser.all("meshca-rotation-past").size() == 1 ? browser.all("meshca-rotation-past").get(0)
+        : null);
+    assertEquals(id, done.getAttribute("data-rotation-id"));
+    assertEquals("retired", done.getAttribute("data-phase"));
+    assertEquals("intermediate", done.getAttribute("data-kind"));
+    assertEquals("retired", rotation().getJsonArray("history").getJsonObject(0).getString("phase"));
+
+    // a root rotation, one step in, rolled back
+    press("meshca-rotation-start-root");
+    assertTrue(browser.el("confirm-dialog").getText().contains("new root"), browser.el("confirm-dialog").getText());
+    browser.el("confirm-ok").click();
+    String second = awaitPhase("staged");
+    assertEquals("root", browser.el("meshca-rotation-kind").getText());
+    press("meshca-rotation-advance");
+    browser.el("confirm-ok").click();
+    assertEquals(second, awaitPhase("distributing"));
+    assertStepper("distributing");
+    // the new root is in the bundle now; the node still holds the old one: it holds the rotation back
+    beat(valid, 4, new JsonObject().put("bundle", bundle).put("issuer", fresh));
+    browser.await("the holdout", d -> browser.all("meshca-rotation-holdout").size() == 1 ? true : null);
+    assertTrue(!browser.el("meshca-rotation-advance").isEnabled(), "advance waits for the holdout");
+    assertTrue(browser.el("meshca-rotation-rollback").isEnabled(), "a rollback does not wait");
+    // the whole page with a rotation open and one finished (docs/img/meshca.png is this one)
+    browser.driver().manage().window().setSize(new org.openqa.selenium.Dimension(1280, 2300));
+    ((org.openqa.selenium.JavascriptExecutor) browser.driver()).executeScript("window.scrollTo(0, 0);");
+    browser.screenshot("meshca-rotation");
+    browser.driver().manage().window().setSize(new org.openqa.selenium.Dimension(1280, 800));
+    press("meshca-rotation-rollback");
+    WebElement dialog = browser.el("confirm-dialog");
+    assertTrue(dialog.getText().contains("Roll"), dialog.getText());
+    browser.el("confirm-ok").click();
+    awaitPhase("none");
+    browser.await("two finished rotations", d -> browser.all("meshca-rotation-past").size() == 2 ? true : null);
+    WebElement rolled = browser.all("meshca-rotation-past").get(0);
+    assertEquals(second, rolled.getAttribute("data-rotation-id"));
+    assertEquals("rolled_back", rolled.getAttribute("data-phase"));
+    assertEquals("root", rolled.getAttribute("data-kind"));
+    JsonObject after = rotation();
+    assertTrue(after.getValue("rotation") == null, after.encode());
+    assertEquals("rolled_back", after.getJsonArray("history").getJsonObject(0).getString("phase"));
+    awaitAuthority(fresh, "active"); // the intermediate of the first rotation signs again
+    assertEquals(List.of(), browser.severeLogs(), "no CSP violation or script error");
+  }
+
+  @Test
+  void aTeamScopedAdminSeesTheRotationsButtonsDisabledWithTheReason() throws Exception {
+    PanelSession.user(app, "ca-team-admin", "admin", "web", "prod");
+    try (Browser scoped = new Browser("http://127.0.0.1:" + app.panelPort(), 1280, 800)) {
+      scoped.signIn("/#/login", "ca-team-admin", PanelSession.PASSWORD);
+      scoped.el("nav-meshca").click();
+      scoped.el("meshca-rotation-none");
+      for (String b : List.of("start-intermediate", "start-root")) {
+        WebElement button = scoped.el("meshca-rotation-" + b);
+        assertTrue(!button.isEnabled(), b + " is disabled");
+        String reason = scoped.el("meshca-rotation-" + b + "-reason").getText();
+        assertTrue(reason.contains("every team and environment") && reason.contains("web / prod"), reason);
+      }
+    }
   }
 
   @Test
@@ -171,7 +309,66 @@ class MeshcaBrowserTest {
       viewer.await("the certificate", d -> viewer.all("node-certificate-serial").isEmpty() ? null : true);
       assertEquals(validCert.serial(), viewer.el("node-certificate-serial").getText());
       assertTrue(viewer.all("node-certificate-revoke").isEmpty(), "no revoke button without meshca:revoke");
+      // the rotation's section, read only
+      viewer.el("nav-meshca").click();
+      viewer.await("the rotation read", d -> "loading".equals(viewer.el("meshca-rotation-state").getAttribute("data-phase")) ? null : true);
+      viewer.el("meshca-rotation-automatic");
+      viewer.await("the finished rotations", d -> viewer.all("meshca-rotation-past").isEmpty() ? null : true);
+      for (String b : List.of("start-intermediate", "start-root", "advance", "rollback")) {
+        assertTrue(viewer.all("meshca-rotation-" + b).isEmpty(), "no " + b + " button without meshca:manage");
+      }
+      assertTrue(!viewer.all("meshca-rotation-actions").get(0).isDisplayed());
     }
+  }
+
+  /** Clicks a button once it is enabled (a refresh may redraw it meanwhile: a stale one is a retry). */
+  static void press(String hook) {
+    browser.await(hook + " enabled", d -> {
+      WebElement b = browser.el(hook);
+      if (!b.isEnabled()) return null;
+      b.click();
+      return true;
+    });
+  }
+
+  /** A heartbeat of {@code n} with this {@code pki} block (what the node says it holds). */
+  static void beat(Nodes.Enrolled n, int seq, JsonObject pki) {
+    assertEquals(200, http.send(HttpMethod.POST, app.coordinatorPort(), "/v1/nodes/" + n.id() + "/heartbeat", n.token(),
+        Nodes.beat(seq).put("pki", pki)).statusCode());
+  }
+
+  static void awaitReady() {
+    browser.await("the preview ready", d -> "true".equals(browser.el("meshca-rotation-preview").getAttribute("data-ready")) ? true : null);
+  }
+
+  /** Waits for the rotation section to show {@code phase} ({@code none}: no rotation open); the open rotation's id. */
+  static String awaitPhase(String phase) {
+    return browser.await("the rotation at " + phase, d -> {
+      WebElement s = browser.el("meshca-rotation-state");
+      return phase.equals(s.getAttribute("data-phase")) ? s.getAttribute("data-rotation-id") : null;
+    });
+  }
+
+  /** The stepper marks {@code phase} current, the ones before done, the ones after to come. */
+  static void assertStepper(String phase) {
+    List<String> phases = List.of("staged", "distributing", "issuing", "retired");
+    List<WebElement> steps = browser.all("meshca-rotation-step");
+    assertEquals(4, steps.size());
+    int at = phases.indexOf(phase);
+    for (int i = 0; i < 4; i++) {
+      assertEquals(phases.get(i), steps.get(i).getAttribute("data-phase"));
+      assertEquals(i < at ? "done" : i == at ? "current" : "todo", steps.get(i).getAttribute("data-state"), phases.get(i));
+      assertEquals(i == at ? "step" : null, steps.get(i).getAttribute("aria-current"));
+    }
+  }
+
+  static void awaitAuthority(String id, String state) {
+    browser.await("the authority " + id + " " + state, d -> browser.all("meshca-authority").stream()
+        .anyMatch(a -> id.equals(a.getAttribute("data-authority-id")) && state.equals(a.getAttribute("data-state"))) ? true : null);
+  }
+
+  static JsonObject rotation() {
+    return http.get(app.coordinatorPort(), "/v1/meshca/rotation", cluster.admin()).bodyAsJsonObject();
   }
 
   static String state(String serial) {
