@@ -158,7 +158,7 @@ class WatchClientTest {
     NodeAgent a = agent("split", c.url());
     Await.until("the stream", 10_000, () -> c.stream.get() != null);
     assertEquals(1, c.heartbeats().size(), "one heartbeat so far: the interval is 60 s");
-    assertEquals("peers=0&acl=0", c.watchQueries.get(0), "the versions held: none");
+    assertEquals("peers=0&acl=0&pki_bundle=&pki_revocations=0", c.watchQueries.get(0), "the versions held: none");
 
     String rules = "[{\"src\":[\"100.64.0.9/32\"],\"ports\":[\"tcp/22\"]}]";
     String line = answer(60, 0, 0).put("type", "answer").put("seq", 41).put("committed_at", "2026-11-28T04:00:01.000Z")
@@ -197,7 +197,7 @@ class WatchClientTest {
     HttpServerResponse first = c.stream.get();
     c.write("{\"type\":\"close\",\"reason\":\"draining\",\"retry_after_s\":1}\n");
     Await.until("a new stream", 10_000, () -> c.watches() == 2 && c.stream.get() != first);
-    assertEquals("peers=12&acl=9", c.watchQueries.get(1), "resumes from the versions it holds");
+    assertEquals("peers=12&acl=9&pki_bundle=&pki_revocations=0", c.watchQueries.get(1), "resumes from the versions it holds");
 
     c.write("{\"type\":\"close\",\"reason\":\"token_revoked\",\"retry_after_s\":0}\n");
     Await.until("the stream stopped", 10_000,
