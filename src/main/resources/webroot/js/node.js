@@ -16,14 +16,14 @@ export { parseTags } from './node-actions.js';
 
 const FIELD_ORDER = [
   'id', 'name', 'team', 'environment', 'status', 'heartbeat', 'address', 'public_key', 'endpoints', 'tags',
-  'routes', 'relay', 'relay_status', 'services', 'ingress', 'acl_matches', 'policy_sync', 'telemetry',
+  'routes', 'relay', 'relay_status', 'services', 'ingress', 'acl_matches', 'policy_sync', 'pki_sync', 'telemetry',
   'created_at', 'updated_at',
 ];
 const LABELS = {
   id: 'Id', name: 'Name', team: 'Team', environment: 'Environment', status: 'Status', heartbeat: 'Last heartbeat',
   address: 'Mesh address', public_key: 'Public key', endpoints: 'Endpoints', tags: 'Tags', routes: 'Routes',
   relay: 'Relay', relay_status: 'Relay status', services: 'Bound services', ingress: 'Ingress',
-  acl_matches: 'ACL matches', policy_sync: 'Policy sync', telemetry: 'Telemetry', created_at: 'Enrolled',
+  acl_matches: 'ACL matches', policy_sync: 'Policy sync', pki_sync: 'MeshCA sync', telemetry: 'Telemetry', created_at: 'Enrolled',
   updated_at: 'Record updated',
 };
 
@@ -101,6 +101,14 @@ export function renderNode(ctx, id) {
         const since = typeof v.acknowledged_at === 'string' ? ` (since ${v.acknowledged_at})` : '';
         const state = node && node.status === 'stale' ? liveBadge(node, '', 'node-policy-sync-state') : badge(str(v.state), { 'data-test': 'node-policy-sync-state' });
         return [state, ` acknowledged peers ${n(ack.peers)}, acl ${n(ack.acl)}${since}; current peers ${n(cur.peers)}, acl ${n(cur.acl)}; services `, badge(str(v.services))];
+      }
+      case 'pki_sync': {
+        // what the agent reported holding of MeshCA's against the current bundle and issuer (a CA rotation waits for it)
+        if (!v || typeof v !== 'object') return h('span', { class: 'muted' }, 'MeshCA not loaded');
+        if (v.state === 'none') return h('span', { class: 'muted', 'data-test': 'node-pki-sync-state' }, 'no MeshCA report from its agent');
+        const held = (x) => (typeof x === 'string' ? x : '—');
+        return [badge(str(v.state), { 'data-test': 'node-pki-sync-state' }),
+          ` bundle ${held(v.bundle)} (current ${held(v.current_bundle)}); issuer ${held(v.issuer)} (current ${held(v.current_issuer)})`];
       }
       case 'telemetry':
         return pre(v && typeof v === 'object' ? v : {});
