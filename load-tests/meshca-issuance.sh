@@ -4,9 +4,11 @@
 # real CSR in its heartbeats until it holds a certificate). It records, sampling the replica's /metrics every SAMPLE:
 #   - the time from the simulator's start until every node holds a certificate (the simulator's "adopted" count),
 #     and the floor NODES / BUDGET it cannot beat,
-#   - the signatures per second (mesh_meshca_certificates_issued_total): over every window between two samples, the
-#     certificates issued beyond BUDGET x its length (the token bucket's burst is one second's worth: BUDGET), and the
-#     CSRs deferred (mesh_meshca_signatures_deferred_total),
+#   - the signatures per second: from the rows' issued_at (the second each signature was taken from the budget), the
+#     most signed in any k consecutive seconds beyond BUDGET x k (the token bucket's burst is one second's worth:
+#     BUDGET; the target); from mesh_meshca_certificates_issued_total, which counts at the commit, the same over the
+#     windows between two samples (for comparison: a busy database delays and bunches commits); the CSRs deferred
+#     (mesh_meshca_signatures_deferred_total),
 #   - the requests the replica answered by route (vertx_http_server_requests_total): the enrollments and heartbeats,
 #     and nothing else from the agents (no MeshCA route),
 #   - the replica's CPU seconds (JVM + embedded PostgreSQL) over the issuance.
@@ -48,7 +50,7 @@ java -Xmx"${SIM_XMX:-1g}" -jar "$JAR" simulate --coordinator "$BASE" --enroll-to
   --duration "$((MAX_WAIT_S + 60))s" --tags tag:ca --concurrency "${CONCURRENCY:-64}" --certificates >"$WORK/sim.out" 2>"$WORK/sim.err" &
 SIM=$!
 set +e
-python3 - "$NODES" "$BUDGET" "$SIM" "$MAX_WAIT_S" "$WORK" "$BASE" "$REPLICA_PID" "$(to_seconds "${SAMPLE:-1}")" "$INTERVAL_S" <<'PY'
+python3 - "$NODES" "$BUDGET" "$SIM" "$MAX_WAIT_S" "$WORK" "$BASE" "$REPLICA_PID" "$(to_seconds "${SAMPLE:-1}")" "$INTERVAL_S" >"$WORK/result.txt" <<'PY'
 import os, re, signal, sys, time, urllib.request
 nodes, budget, sim, max_wait, work, base, rpid, sample, interval = sys.argv[1:10]
 nodes, budget, sim, max_wait, rpid, sample, interval = int(nodes), int(budget), int(sim), float(max_wait), int(rpid), float(sample), int(interval)
@@ -129,7 +131,6 @@ for a in range(len(samples)):
         if dt > 11: break
 issued = final[0]["issued"] if final else float("nan")
 deferred = final[0]["deferred"] if final else float("nan")
-if excess > budget + 1: fail.append("%.0f certificates issued beyond %d/s x time (burst %d allowed)" % (excess, budget, budget))
 if all_at is None: fail.append("not every node held a certificate within %.0f s" % max_wait)
 routes = final[1] if final else {}
 agent_routes = {k: v for k, v in routes.items() if "/metrics" not in k[1] and "/readyz" not in k[1]}
@@ -142,7 +143,7 @@ row("every node holds a certificate", "+%.0f s after the simulator's start (floo
     % (all_at, nodes, budget, nodes / budget, "+%.0f s" % enrolled_at if enrolled_at else "?") if all_at else "NOT within %.0f s" % max_wait)
 row("first certificate issued", "+%.1f s" % first_issue if first_issue is not None else "none")
 row("certificates issued (replica counter)", "%d; deferred CSRs %d (%.1f per certificate)" % (issued, deferred, deferred / max(1, issued)))
-row("signatures per second", "peak %.1f/s (~1 s windows), %.1f/s (10 s windows); most above %d/s x time: %.1f (burst %d)"
+row("certificates committed per second (counter)", "peak %.1f/s (~1 s windows), %.1f/s (10 s windows); most above %d/s x time: %.1f (burst %d)"
     % (peak1, peak10, budget, excess, budget))
 row("mean rate from first to last", "%.1f/s" % (issued / max(1e-9, (all_at or time.time() - t0) - (first_issue or 0))))
 row("replica CPU (JVM + PostgreSQL) until all held one", "%.0f s over %.0f s (%.0f %% of one core); %.2f ms per certificate issued"
@@ -151,9 +152,33 @@ for k in sorted(agent_routes): row("requests %s %s %s" % k, "%d" % agent_routes[
 print("simulator: " + done)
 if fail:
     print("TARGETS MISSED:"); [print("  - " + f) for f in fail]; sys.exit(1)
-print("all targets met")
+print("targets of the run met (the budget as signed: next line)")
 PY
 rc=$?
 set -e
+# the signatures per second as signed: each row's issued_at is the second its signature was taken from the budget (the
+# counter above counts at the commit, which a busy database delays and bunches); over any k consecutive seconds the
+# token bucket allows BUDGET x k + BUDGET (the burst)
+pg "SELECT extract(epoch FROM issued_at)::bigint, count(*) FROM meshca_certificates GROUP BY 1 ORDER BY 1" >"$WORK/per-second.csv" || true
+python3 - "$BUDGET" "$WORK/per-second.csv" >>"$WORK/result.txt" <<'PY' || rc=1
+import sys
+budget, path = int(sys.argv[1]), sys.argv[2]
+per = {int(a): int(b) for a, b in (l.split(",") for l in open(path).read().split() if "," in l)}
+if not per: print("  (no rows in meshca_certificates)"); sys.exit(1)
+lo, hi = min(per), max(per)
+series = [per.get(t, 0) for t in range(lo, hi + 1)]
+worst, at = 0, (0, 0)
+for k in range(1, min(len(series), 120) + 1):
+    run = sum(series[:k])
+    best = run
+    for i in range(k, len(series)):
+        run += series[i] - series[i - k]
+        best = max(best, run)
+    if best - budget * k > worst: worst, at = best - budget * k, (k, best)
+print("  %-52s %s" % ("signatures per second as signed (rows' issued_at)", "max %d in one second, mean %.1f/s over %d s; most above %d/s x k seconds: %d (%d in %d s; burst %d)"
+    % (max(series), sum(series) / len(series), len(series), budget, worst, at[1], at[0], budget)))
+if worst > budget: print("TARGET MISSED: the signatures exceeded the budget plus its burst"); sys.exit(1)
+PY
+cat "$WORK/result.txt"
 echo "replica log ERROR lines: $(grep -c ERROR "$WORK/replica.log" || true); simulator stderr lines: $(wc -l <"$WORK/sim.err")"
 exit "$rc"

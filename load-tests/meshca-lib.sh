@@ -42,3 +42,9 @@ mint() { # mint NAME TEAM ENV SURFACE: a token, written by `token create` into t
   (cd "$WORK" && env "${REPLICA_ENV[@]}" java -jar "$JAR" token create --name "$1" --team "$2" --environment "$3" --surface "$4" \
     --expires 1d 2>>"$WORK/token.log" | tail -1 | tr -d '[:space:]')
 }
+pg() { # pg SQL: one query against the replica's embedded PostgreSQL (port from postmaster.pid, the generated secret beside it)
+  local port
+  port="$(sed -n 4p "$WORK/data/postgres/postmaster.pid" | tr -d '[:space:]')"
+  PGPASSWORD="$(cat "$WORK/data/postgres.secret" 2>/dev/null || true)" PGCONNECT_TIMEOUT=5 timeout 30 \
+    psql -X -q -A -t -F, -h 127.0.0.1 -p "$port" -U postgres -d "${PG_DB:-postgres}" -c "$1"
+}
