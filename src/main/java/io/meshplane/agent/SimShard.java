@@ -101,8 +101,13 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
     });
   }
 
-  /** How often each shard counts its nodes holding an expired certificate (a comparison per node: 100,000 take well under a ms). */
+  /**
+   * How often each shard counts its nodes holding an expired certificate (a comparison per node: 100,000 take well under a ms)
+   * and checks a sample of pairs.
+   */
   private static final long EXPIRED_SCAN_MS = 2_000;
+  /** Pairs of this shard's nodes checked per scan ({@link SimPairs}). */
+  private static final int PAIRS_PER_SCAN = 16;
 
   private void countExpired() {
     long now = System.currentTimeMillis();
@@ -112,6 +117,7 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
       if (left != null && left < 0) expired++;
     }
     stats.expiredNow.put(index, expired);
+    SimPairs.sample(sessions, shards, index, PAIRS_PER_SCAN, stats, now);
   }
 
   /** A node's PKI state with its key made and its first CSR signed (on a worker thread: the result is handed over, never shared). */
