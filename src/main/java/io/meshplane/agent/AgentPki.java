@@ -57,6 +57,9 @@ final class AgentPki {
   }
 
   private KeyPair key;
+  /** The key {@link #csrText} was signed with. */
+  private KeyPair csrKey;
+  private String csrText;
   private X509Certificate cert;
   private String certPem;
   private String chainPem;
@@ -154,12 +157,19 @@ final class AgentPki {
     return bundleVersion == null ? "" : bundleVersion;
   }
 
-  /** A PKCS#10 CSR for this node's key (made at the first call), base64 of its DER; the coordinator ignores its names. */
+  /**
+   * A PKCS#10 CSR for this node's key (made at the first call), base64 of its DER; the coordinator ignores its names.
+   * Signed once per key: a deferred CSR sent again is the same text (the simulator makes the first one on a worker).
+   */
   String csr() {
     try {
       if (key == null || revoked(null, spkiSha256(key.getPublic()))) key = newKey();
-      var b = new JcaPKCS10CertificationRequestBuilder(new X500Principal("CN=meshplane-agent"), key.getPublic());
-      return Base64.getEncoder().encodeToString(b.build(new JcaContentSignerBuilder("SHA256withECDSA").build(key.getPrivate())).getEncoded());
+      if (csrKey != key) {
+        var b = new JcaPKCS10CertificationRequestBuilder(new X500Principal("CN=meshplane-agent"), key.getPublic());
+        csrText = Base64.getEncoder().encodeToString(b.build(new JcaContentSignerBuilder("SHA256withECDSA").build(key.getPrivate())).getEncoded());
+        csrKey = key;
+      }
+      return csrText;
     } catch (Exception e) {
       throw new IllegalStateException("could not build a CSR: " + e.getMessage(), e);
     }

@@ -67,6 +67,7 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
   @Override
   public Future<?> start() {
     for (int i = 0; i < enrollSlots; i++) enrollNext();
+    if (settings.certificates()) vertx.setPeriodic(EXPIRED_SCAN_MS, id -> countExpired());
     if (watches != null) {
       vertx.setPeriodic(AgentWatch.TICK_MS, id -> {
         long now = System.currentTimeMillis();
@@ -82,10 +83,48 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
     if (sim.stopping() || nextToEnroll >= sessions.length) return;
     int slot = nextToEnroll++;
     sessions[slot] = new AgentSession(sim.nodeName(node(slot)), keys.generate(), keys, true, this, System.currentTimeMillis());
-    if (settings.certificates()) sessions[slot].usePki(new AgentPki());
     // the fleet starts spread over every --coordinator (node n on URL n mod count); failover and owner hints move it from there
     sessions[slot].pacing().useCoordinator(node(slot) % coordinators.size());
-    enroll(slot);
+    if (!settings.certificates()) {
+      enroll(slot);
+      return;
+    }
+    // the node's own P-256 key and its CSR (a key generation and a signature: ~0.3 ms of CPU each node, 30 s for 100,000) on
+    // the worker pool, never on this event loop; the session gets them before its first heartbeat
+    vertx.executeBlocking(SimShard::newPki, false).onComplete(ar -> {
+      if (ar.failed()) {
+        sim.abort("could not make a node key and CSR: " + ar.cause().getMessage());
+        return;
+      }
+      sessions[slot].usePki(ar.result());
+      enroll(slot);
+    });
+  }
+
+  /**
+   * How often each shard counts its nodes holding an expired certificate (a comparison per node: 100,000 take well under a ms)
+   * and checks a sample of pairs.
+   */
+  private static final long EXPIRED_SCAN_MS = 2_000;
+  /** Pairs of this shard's nodes checked per scan ({@link SimPairs}). */
+  private static final int PAIRS_PER_SCAN = 16;
+
+  private void countExpired() {
+    long now = System.currentTimeMillis();
+    int expired = 0;
+    for (AgentSession s : sessions) {
+      Long left = s == null || s.pki() == null ? null : s.pki().expiresInSeconds(now);
+      if (left != null && left < 0) expired++;
+    }
+    stats.expiredNow.put(index, expired);
+    SimPairs.sample(sessions, shards, index, PAIRS_PER_SCAN, stats, now);
+  }
+
+  /** A node's PKI state with its key made and its first CSR signed (on a worker thread: the result is handed over, never shared). */
+  private static AgentPki newPki() {
+    AgentPki p = new AgentPki();
+    p.csr();
+    return p;
   }
 
   /** The fleet-wide number of the node in {@code slot}. */
@@ -238,9 +277,16 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
 
   @Override
   public void pki(AgentPki.Applied applied) {
-    if (applied.adopted()) stats.certificates.increment();
+    if (applied.adopted()) {
+      stats.certificates.increment();
+      stats.certificateLastMs.accumulate(System.currentTimeMillis());
+    }
     if (applied.deferredS() > 0) stats.certificatesDeferred.increment();
     if (applied.refused() != null) stats.certificatesRefused.increment();
+    if (applied.revocations()) {
+      stats.revocationUpdates.increment();
+      stats.revocationLastMs.accumulate(System.currentTimeMillis());
+    }
   }
 
   @Override

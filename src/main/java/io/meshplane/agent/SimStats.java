@@ -32,6 +32,16 @@ final class SimStats {
   final LongAdder certificates = new LongAdder();
   final LongAdder certificatesDeferred = new LongAdder();
   final LongAdder certificatesRefused = new LongAdder();
+  /** With --certificates: revocation lists a node applied (a new version, the first one included), and when the latest was (epoch ms). */
+  final LongAdder revocationUpdates = new LongAdder();
+  final java.util.concurrent.atomic.LongAccumulator revocationLastMs = new java.util.concurrent.atomic.LongAccumulator(Math::max, 0);
+  /** With --certificates: when the latest certificate was adopted (epoch ms), and each shard's count of nodes holding an expired one. */
+  final java.util.concurrent.atomic.LongAccumulator certificateLastMs = new java.util.concurrent.atomic.LongAccumulator(Math::max, 0);
+  final Map<Integer, Integer> expiredNow = new ConcurrentHashMap<>();
+  /** With --certificates: sampled pairs checked (A's certificate and chain under B's bundle at B's skewed clock: {@link SimPairs}), failed, the latest failure. */
+  final LongAdder pairsChecked = new LongAdder();
+  final LongAdder pairsFailed = new LongAdder();
+  volatile String lastPairFailure;
   private final Map<String, LongAdder> errors = new ConcurrentHashMap<>();
   private final Map<String, LongAdder> commandsByKind = new ConcurrentHashMap<>();
   private final AtomicLongArray latency = new AtomicLongArray(BUCKETS);
@@ -98,7 +108,10 @@ final class SimStats {
     long deferred = certificatesDeferred.sum();
     long refused = certificatesRefused.sum();
     if (adopted + deferred + refused == 0) return "";
-    return separator + "certificates adopted " + adopted + " (deferred " + deferred + ", refused " + refused + ")";
+    return separator + "certificates adopted " + adopted + " (deferred " + deferred + ", refused " + refused + "), revocation lists applied "
+        + revocationUpdates.sum() + " (latest at " + revocationLastMs.get() + " ms), latest adopted at " + certificateLastMs.get()
+        + " ms, holding an expired one " + expiredNow.values().stream().mapToInt(Integer::intValue).sum() + ", pairs checked " + pairsChecked.sum()
+        + " failed " + pairsFailed.sum() + (lastPairFailure == null ? "" : " (latest: " + lastPairFailure + ")");
   }
 
   /** The watch streams' part of a line (after {@code separator}), or nothing without {@code --watch}. */
