@@ -120,7 +120,11 @@ public final class BoundedWork implements AutoCloseable {
     } catch (RuntimeException e) {
       before = Future.failedFuture(e);
     }
-    return before.compose(v -> executor.<T>executeBlocking(() -> job.apply(deadline.check()), false)).andThen(ar -> {
+    return before.compose(v -> executor.<T>executeBlocking(() -> job.apply(deadline.check()), false))
+        // the pool shut down under the job (the replica is stopping): unavailable, retry elsewhere, never a 500
+        .recover(t -> t instanceof java.util.concurrent.RejectedExecutionException
+            ? Future.failedFuture(Refusal.unavailable("unavailable", "this replica is shutting down; retry", 1)) : Future.failedFuture(t))
+        .andThen(ar -> {
       inFlight.decrementAndGet();
       release(byGroup, group);
       release(byCaller, caller);
