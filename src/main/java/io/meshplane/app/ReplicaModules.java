@@ -74,7 +74,7 @@ final class ReplicaModules {
         config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog(), config.pendingTtl()));
     ownerHint = heartbeat.ownerHint();
     // after the policy and operations features: its follower of the change log sees each entry after theirs
-    watch = new io.meshplane.watch.WatchModule(vertx, hz, changes, policy, ops, meshca.nodePki(), ownerHint,
+    watch = new io.meshplane.watch.WatchModule(vertx, hz, changes, policy, ops, meshca.nodePki(), ingress, ownerHint,
         observability.mesh().registry(), config.watch());
     auth.onDenied(watch::credentialDenied);
     // a deletion revokes the node's certificates (MeshCA's) in its transaction

@@ -181,17 +181,22 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
 
   @Override
   public void answer(String nodeId, String reported, Buffer out) {
+    write(nodeId, reported, out);
+  }
+
+  /** Appends the node's block for {@code reported} ("" for none); returns the version it sent in full, or {@code reported}. */
+  private String write(String nodeId, String reported, Buffer out) {
     Node n = nodes.get(nodeId);
-    if (n == null) return;
+    if (n == null) return reported;
     Domain d = domains.get(n.domain());
     boolean serves = d != null && any(d.tags(), n.tags());
     boolean reports = reported != null && !reported.isEmpty();
-    if (!serves && !reports) return;
+    if (!serves && !reports) return reported;
     String current = version(d, n);
     if (reports && compare(reported, current) >= 0) {
       // the agent holds this version, or a later one from a replica further ahead: never sent back
       out.appendString(",\"ingress_routes\":{\"version\":\"").appendString(reported).appendString("\",\"unchanged\":true}");
-      return;
+      return reported;
     }
     Answer a = answers.get(nodeId);
     if (a == null || !a.version().equals(current)) {
@@ -199,6 +204,24 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
       answers.put(nodeId, a);
     }
     out.appendString(",\"ingress_routes\":").appendBuffer(a.json());
+    return current;
+  }
+
+  /** Whether {@link #answer} for {@code held} would send the routes in full (see {@link NodeIngress#due}). */
+  @Override
+  public boolean due(String nodeId, String held) {
+    Node n = nodes.get(nodeId);
+    if (n == null) return false;
+    Domain d = domains.get(n.domain());
+    boolean holds = held != null && !held.isEmpty();
+    if (!holds && (d == null || !any(d.tags(), n.tags()))) return false;
+    return !holds || compare(held, version(d, n)) < 0;
+  }
+
+  /** {@link #answer} for a watch stream; the version the stream carries after it. */
+  @Override
+  public String streamPart(String nodeId, String held, Buffer out) {
+    return write(nodeId, held, out);
   }
 
   private static Buffer full(Domain d, Node n, String version) {

@@ -59,4 +59,14 @@ public final class IngressModule implements Module, NodeIngress {
   public JsonObject sync(String nodeId, String acknowledged) {
     return book.sync(nodeId, acknowledged);
   }
+
+  @Override
+  public boolean due(String nodeId, String held) {
+    return book.due(nodeId, held);
+  }
+
+  @Override
+  public String streamPart(String nodeId, String held, Buffer out) {
+    return book.streamPart(nodeId, held, out);
+  }
 }

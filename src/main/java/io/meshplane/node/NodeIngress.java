@@ -30,4 +30,21 @@ public interface NodeIngress {
 
   /** {@code ingress_sync}: {@code state} (none, current or behind), the version acknowledged ("" for none) and the current one. */
   JsonObject sync(String nodeId, String acknowledged);
+
+  /**
+   * For the watch stream: whether {@link #answer} for a stream that last carried {@code held} ("" for
+   * none) would send the routes in full (the node serves routes, or held some, and its version moved
+   * past {@code held}). O(1): asked of every stream in a dispatch pass.
+   */
+  default boolean due(String nodeId, String held) {
+    return false;
+  }
+
+  /**
+   * For the watch stream: appends what {@link #answer} would for {@code held}, and returns the version
+   * the stream carries after it ({@code held} when nothing new was sent).
+   */
+  default String streamPart(String nodeId, String held, Buffer out) {
+    return held;
+  }
 }
