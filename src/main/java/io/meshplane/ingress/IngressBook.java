@@ -56,10 +56,11 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
   /** A node's last full answer, by version. */
   private record Answer(String version, Buffer json) {}
 
-  private final Map<String, Domain> domains = new ConcurrentHashMap<>();
-  private final Map<String, Node> nodes = new ConcurrentHashMap<>();
-  private final Map<String, String[]> services = new ConcurrentHashMap<>();
-  private final Map<String, Answer> answers = new ConcurrentHashMap<>();
+  // replaced whole by a snapshot load (built aside, then swapped in), so a heartbeat never sees a half-loaded book
+  private volatile Map<String, Domain> domains = new ConcurrentHashMap<>();
+  private volatile Map<String, Node> nodes = new ConcurrentHashMap<>();
+  private volatile Map<String, String[]> services = new ConcurrentHashMap<>();
+  private volatile Map<String, Answer> answers = new ConcurrentHashMap<>();
 
   // ---- the follower (the feed's thread) ----
 
@@ -67,21 +68,24 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
   public Future<Void> load(SqlClient snapshot, long seq) {
     return NodeFacts.all(snapshot).compose(all -> IngressRepository.allServices(snapshot).compose(svc ->
         IngressRepository.allVersions(snapshot).compose(versions -> IngressRepository.allRoutes(snapshot).map(routes -> {
-          nodes.clear();
-          services.clear();
-          answers.clear();
-          domains.clear();
+          Map<String, Node> loadedNodes = new ConcurrentHashMap<>();
+          Map<String, String[]> loadedServices = new ConcurrentHashMap<>();
+          Map<String, Domain> loadedDomains = new ConcurrentHashMap<>();
           for (NodeFacts n : all) {
-            nodes.put(n.id(), new Node(key(n.team(), n.environment()), n.name(), n.tags(), dotted(n.address()), 0));
+            loadedNodes.put(n.id(), new Node(key(n.team(), n.environment()), n.name(), n.tags(), dotted(n.address()), 0));
           }
-          for (Object[] s : svc) services.put((String) s[0], (String[]) s[1]);
+          for (Object[] s : svc) loadedServices.put((String) s[0], (String[]) s[1]);
           Map<String, List<JsonObject>> byDomain = new HashMap<>();
           for (IngressRepository.Route r : routes) byDomain.computeIfAbsent(key(r.team(), r.environment()), k -> new ArrayList<>()).add(r.entry());
           for (Object[] v : versions) {
             String k = key((String) v[0], (String) v[1]);
             // the snapshot's seq as the epoch: versions handed out before it may have named other content
-            domains.put(k, build(k, (Long) v[2], 0, seq, byDomain.getOrDefault(k, List.of())));
+            loadedDomains.put(k, build(loadedNodes, loadedServices, k, (Long) v[2], 0, seq, byDomain.getOrDefault(k, List.of())));
           }
+          nodes = loadedNodes;
+          services = loadedServices;
+          domains = loadedDomains;
+          answers = new ConcurrentHashMap<>();
           return null;
         }))));
   }
@@ -141,6 +145,11 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
   }
 
   private Domain build(String key, long version, long seq, long epoch, List<JsonObject> routes) {
+    return build(nodes, services, key, version, seq, epoch, routes);
+  }
+
+  private static Domain build(Map<String, Node> nodes, Map<String, String[]> services, String key, long version, long seq, long epoch,
+      List<JsonObject> routes) {
     List<Encoded> encoded = new ArrayList<>(routes.size());
     Set<String> tags = new HashSet<>();
     Set<String> targets = new HashSet<>();
@@ -149,13 +158,13 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
       tags.add(tag);
       JsonObject t = r.getJsonObject("target");
       targets.add(t.getString("node"));
-      encoded.add(new Encoded(tag, encode(r, t)));
+      encoded.add(new Encoded(tag, encode(nodes, services, r, t)));
     }
     return new Domain(key, version, seq, epoch, List.copyOf(routes), List.copyOf(encoded), Set.copyOf(tags), Set.copyOf(targets));
   }
 
   /** The route as an ingress node is sent it, its target resolved to an address and port; null when the target is gone or unbound. */
-  private Buffer encode(JsonObject r, JsonObject target) {
+  private static Buffer encode(Map<String, Node> nodes, Map<String, String[]> services, JsonObject r, JsonObject target) {
     Node n = nodes.get(target.getString("node"));
     if (n == null) return null;
     int port = port(services.get(target.getString("node")), target.getString("service"));
