@@ -221,6 +221,14 @@ class IngressRoutesTest {
     assertFalse(taken.bodyAsString().contains("alpha"), taken.bodyAsString());
     // the route is untouched
     assertEquals(200, http.get(port, path, alphaOp).statusCode());
+    // a hostname another team's node holds as its ingress (API.md §9) is taken too
+    assertEquals(201, http.send(HttpMethod.POST, port, "/v1/nodes/" + alpha.edge().id() + "/ingress", admin,
+        new JsonObject().put("name", "web").put("hostname", "node-held.example.com").put("port", 443)).statusCode());
+    HttpResponse<Buffer> held = send(HttpMethod.POST, "/v1/ingress/routes", betaOp, route(beta, "node-held.example.com", "/"), null);
+    assertEquals(409, held.statusCode(), held.bodyAsString());
+    assertEquals("hostname_taken", held.bodyAsJsonObject().getString("code"));
+    // while alpha itself may route it
+    created(alphaOp, route(alpha, "node-held.example.com", "/"));
   }
 
   @Test
