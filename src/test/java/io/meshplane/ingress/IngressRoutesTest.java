@@ -72,6 +72,10 @@ class IngressRoutesTest {
   }
 
   static Nodes.Enrolled enroll(String name, String team, String tag) {
+    return enrollVia(http, port, admin, name, team, tag);
+  }
+
+  static Nodes.Enrolled enrollVia(Http http, int port, String admin, String name, String team, String tag) {
     JsonObject body = new JsonObject().put("name", name).put("public_key", Nodes.key()).put("team", team).put("environment", "prod")
         .put("tags", new JsonArray().add(tag));
     HttpResponse<Buffer> r = http.send(HttpMethod.POST, port, "/v1/nodes", admin, body);
