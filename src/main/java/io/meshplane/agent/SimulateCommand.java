@@ -99,6 +99,15 @@ public final class SimulateCommand implements Callable<Integer> {
       + "budget and refused")
   boolean certificates;
 
+  @Option(names = "--control", paramLabel = "FILE",
+      description = "commands to the running simulation, appended to FILE as lines (read every second; the file may appear later): "
+          + "'offline FRACTION' (0 < FRACTION <= 1) takes that fraction of the enrolled fleet offline (no heartbeat, no stream; each "
+          + "keeps its certificate, bundle and versions; the same nodes for the same fraction), 'online' brings every offline node back "
+          + "(its first heartbeat within a second). The lines then report the nodes offline, returned and current again (the bundle "
+          + "and issuer most online nodes hold, the certificate valid), the longest time from a return to current, and the pairs with "
+          + "returned nodes apart; offline and returned-but-not-current nodes are left out of the pair checks")
+  java.nio.file.Path control;
+
   @Option(names = "--allow-remote", description = "allow coordinators that are not on this machine (by default every address must be loopback)")
   boolean allowRemote;
 
@@ -166,7 +175,7 @@ public final class SimulateCommand implements Callable<Integer> {
     }
     Simulator.Watch w = new Simulator.Watch(watch, watchHttp2, streamsPerConnection, sourceAddresses);
     return new Simulator(new Simulator.Settings(targets, enrollToken, nodes, every, length, namePrefix, tags, spreadTags, concurrency, churn,
-        policyToken, w, finalCheck, certificates), System.out).run();
+        policyToken, w, finalCheck, certificates, control), System.out).run();
   }
 
   /** Ephemeral ports of one source address (Linux's default range 32768-60999). */
