@@ -96,7 +96,8 @@ public final class SimulateCommand implements Callable<Integer> {
 
   @Option(names = "--certificates", description = "every node makes its own ECDSA P-256 key (one per simulated node) and sends a real CSR in its "
       + "heartbeats until MeshCA issues its certificate, as the agent does; the lines count certificates adopted, deferred by the signing "
-      + "budget and refused")
+      + "budget and refused, and sampled pairs (A's certificate under B's bundle) checked and failed; each node's clock is skewed by a fixed "
+      + "amount within ±5 min, for its own renewal, expiry and verification decisions and the pair checks")
   boolean certificates;
 
   @Option(names = "--control", paramLabel = "FILE",
