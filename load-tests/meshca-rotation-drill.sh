@@ -40,7 +40,7 @@ start_replica 120
 ENROLL="$(mint fleet ca prod enrollment)"
 ADMIN="$(mint drill '*' '*' admin)"
 [[ -n "$ENROLL" && -n "$ADMIN" ]] || { log "token create failed"; cat "$WORK/token.log" >&2; exit 2; }
-SETUP_S=$((NODES / 50 + NODES / BUDGET + 2 * INTERVAL_S + 60))
+SETUP_S=$((NODES / 25 + NODES / BUDGET + 2 * INTERVAL_S + 120)) # not measured: a bound for a loaded machine
 log "replica ready at $BASE; $NODES agents, heartbeats every ${INTERVAL_S}s, budget $BUDGET/s, $OFFLINE of them offline during the rotation"
 : >"$WORK/control"
 start_sim "$((SETUP_S + 5 * (PHASE_MAX_S + DWELL_S) + 4 * INTERVAL_S + 180))" --control "$WORK/control"
