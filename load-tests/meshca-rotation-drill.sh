@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # MeshCA's root rotation drill (issue 28): one replica on its embedded PostgreSQL (meshca.auto_rotate off), NODES simulated
-# agents with --certificates, each node's clock skewed by a fixed amount within ±5 min (SimPairs.skewMs) in its own
-# certificate handling (renewal due, expiry, verification: AgentPki) and in the pair checks. Once every node holds a
+# agents with --certificates --skew-clocks: each node's clock skewed by a fixed amount within ±5 min (SimPairs.skewMs) in its
+# own certificate handling (renewal due, expiry, verification: AgentPki) and in the pair checks. Once every node holds a
 # certificate, a root rotation is started (POST /v1/meshca/rotations {kind: root}); right after, OFFLINE of the fleet is
 # taken offline (the simulator's --control file: no heartbeats, each keeps its certificate and bundle; the replica marks
 # them stale after STALE, and a rotation's preview does not wait for stale nodes). The rotation is advanced through every
@@ -43,7 +43,7 @@ ADMIN="$(mint drill '*' '*' admin)"
 SETUP_S=$((NODES / 25 + NODES / BUDGET + 2 * INTERVAL_S + 120)) # not measured: a bound for a loaded machine
 log "replica ready at $BASE; $NODES agents, heartbeats every ${INTERVAL_S}s, budget $BUDGET/s, $OFFLINE of them offline during the rotation"
 : >"$WORK/control"
-start_sim "$((SETUP_S + 5 * (PHASE_MAX_S + DWELL_S) + 4 * INTERVAL_S + 180))" --control "$WORK/control"
+start_sim "$((SETUP_S + 5 * (PHASE_MAX_S + DWELL_S) + 4 * INTERVAL_S + 180))" --skew-clocks --control "$WORK/control"
 set +e
 meshca_py "$NODES" "$SIM" "$SETUP_S" "$WORK" "$BASE" "$ADMIN" "$INTERVAL_S" "$DWELL_S" "$PHASE_MAX_S" "$OFFLINE" "$BUDGET" "$STALE_S" <<'PY'
 nodes, sim, setup, work, base, admin, interval, dwell, phase_max, offline, budget, stale = sys.argv[1:13]

@@ -37,9 +37,9 @@ final class SimPairs {
    * counting them in {@code stats}; a pair is skipped when A holds no certificate or B no bundle, and when either is
    * offline or back but not yet current ({@code presence}, null: every node online). A pair with a node back and
    * current counts apart ({@link SimStats#returnedPairsChecked}). B verifies at its own clock: its {@link AgentPki}
-   * adds the node's skew.
+   * adds the skew it runs at, {@code skewOf(slot)} the rest of the node's skew (all of it when its AgentPki runs unskewed).
    */
-  static void sample(AgentSession[] sessions, byte[] presence, int pairs, SimStats stats, long nowMs) {
+  static void sample(AgentSession[] sessions, byte[] presence, java.util.function.IntToLongFunction skewOf, int pairs, SimStats stats, long nowMs) {
     if (sessions.length < 2) return;
     ThreadLocalRandom rnd = ThreadLocalRandom.current();
     for (int i = 0; i < pairs; i++) {
@@ -49,7 +49,7 @@ final class SimPairs {
       byte pa = presence == null ? ONLINE : presence[a];
       byte pb = presence == null ? ONLINE : presence[b];
       if (pa == OFFLINE || pb == OFFLINE || pa == RETURNED || pb == RETURNED) continue;
-      String why = check(sessions[a].pki(), sessions[b].pki(), nowMs);
+      String why = check(sessions[a].pki(), sessions[b].pki(), nowMs + skewOf.applyAsLong(b));
       if (SKIPPED.equals(why)) continue;
       boolean returned = pa == RECOVERED || pb == RECOVERED;
       (returned ? stats.returnedPairsChecked : stats.pairsChecked).increment();

@@ -100,7 +100,7 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
     }
     // the node's own P-256 key and its CSR (a key generation and a signature: ~0.3 ms of CPU each node, 30 s for 100,000) on
     // the worker pool, never on this event loop; the session gets them before its first heartbeat
-    long skew = SimPairs.skewMs(node(slot));
+    long skew = settings.skewClocks() ? SimPairs.skewMs(node(slot)) : 0;
     vertx.executeBlocking(() -> newPki(skew), false).onComplete(ar -> {
       if (ar.failed()) {
         sim.abort("could not make a node key and CSR: " + ar.cause().getMessage());
@@ -138,7 +138,8 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
         currentIssuer = e.getKey().substring(e.getKey().indexOf(' ') + 1);
       });
     }
-    SimPairs.sample(sessions, presence, PAIRS_PER_SCAN, stats, now);
+    // B's clock in the pair checks: its own (--skew-clocks), or its skew added here (the nodes themselves then run on the host's)
+    SimPairs.sample(sessions, presence, slot -> settings.skewClocks() ? 0 : SimPairs.skewMs(node(slot)), PAIRS_PER_SCAN, stats, now);
   }
 
   // ---- --control: offline and back (on this shard's event loop) ----

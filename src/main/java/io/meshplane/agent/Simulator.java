@@ -48,11 +48,12 @@ final class Simulator {
    *     /v1/acl) so that the rules of the nodes in its grants change; {@link Duration#ZERO}: no churn
    * @param finalCheck after {@code duration}: settle, then check every node's versions ({@link FinalCheck})
    * @param certificates every node makes its own ECDSA P-256 key and gets a MeshCA certificate through its heartbeats ({@link AgentPki})
+   * @param skewClocks each node's own certificate handling runs at its skewed clock ({@link SimPairs#skewMs}), not only the pair checks
    * @param control a file of commands appended while the run goes on ({@link SimControl}: part of the fleet offline, back); null: none
    */
   public record Settings(List<Coordinators.Target> coordinators, String enrollToken, int nodes, Duration interval, Duration duration,
       String namePrefix, List<String> tags, int spreadTags, int concurrency, Duration policyChurn, String policyToken, Watch watch,
-      boolean finalCheck, boolean certificates, java.nio.file.Path control) {
+      boolean finalCheck, boolean certificates, boolean skewClocks, java.nio.file.Path control) {
     public Settings {
       coordinators = List.copyOf(coordinators);
       tags = List.copyOf(tags);

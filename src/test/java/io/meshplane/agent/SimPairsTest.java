@@ -83,7 +83,7 @@ class SimPairsTest {
   /** 64 random pairs of {A, B}: B holds no certificate, so only A's under B's bundle is checked. */
   SimStats sample(AgentPki a, AgentPki b, byte[] presence) {
     SimStats stats = new SimStats(false);
-    SimPairs.sample(new AgentSession[] {session(a), session(b)}, presence, 64, stats, now);
+    SimPairs.sample(new AgentSession[] {session(a), session(b)}, presence, slot -> 0, 64, stats, now);
     return stats;
   }
 
@@ -109,6 +109,11 @@ class SimPairsTest {
     assertEquals(ahead.pairsChecked.sum(), ahead.pairsFailed.sum());
     assertTrue(ahead.lastPairFailure.contains("untrusted"), ahead.lastPairFailure);
     assertEquals(0, sample(a, bundleOnly(-SimPairs.SKEW_MS, ca), null).pairsFailed.sum());
+    // without --skew-clocks a node runs on the host's clock and the pair check adds its skew itself
+    SimStats added = new SimStats(false);
+    SimPairs.sample(new AgentSession[] {session(a), session(bundleOnly(0, ca))}, null, slot -> SimPairs.SKEW_MS, 64, added, now);
+    assertTrue(added.pairsChecked.sum() > 0);
+    assertEquals(added.pairsChecked.sum(), added.pairsFailed.sum(), "B's skew added by the caller");
     // a certificate issued just now (notBefore 5 minutes back, as MeshCA's) verifies at either extreme
     AgentPki fresh = holding(0, ca, now - SimPairs.SKEW_MS, now + HOUR);
     assertEquals(0, sample(fresh, bundleOnly(-SimPairs.SKEW_MS, ca), null).pairsFailed.sum());
