@@ -26,39 +26,20 @@ NODES="${NODES:-10000}"
 BUDGET="${BUDGET:-50}"
 INTERVAL_S="$(to_seconds "${INTERVAL:-20s}")"
 MAX_WAIT_S="$(to_seconds "${MAX_WAIT:-$((NODES / BUDGET * 2 + 300))}")"
-[[ -f "$JAR_ARG" ]] || { echo "no jar at $JAR_ARG: run mvn -B -q package -DskipTests first" >&2; exit 2; }
-WORK="$(mktemp -d /tmp/meshca-issuance.XXXXXX)"
-log() { echo "[meshca-issuance $(date +%T)] $*" >&2; }
 source "$SCRIPT_DIR/meshca-lib.sh"
-cleanup() {
-  if [[ -n "${KEEP_DIR:-}" ]]; then mkdir -p "$KEEP_DIR" && cp "$WORK"/*.out "$WORK"/*.err "$WORK"/*.log "$KEEP_DIR"/ 2>/dev/null || true; fi
-  if [[ -n "${SIM:-}" ]]; then kill "$SIM" 2>/dev/null || true; wait "$SIM" 2>/dev/null || true; fi
-  stop_replica
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-cp "$JAR_ARG" "$WORK/meshplane.jar"
-JAR="$WORK/meshplane.jar"
+meshca_setup issuance
 MESHCA_ENV=(MESH_HEARTBEAT_INTERVAL="${INTERVAL_S}s" MESH_STALE_AFTER=30m MESH_MESHCA_MAX_SIGNATURES_PER_S="$BUDGET")
 replica_ports
 start_replica 120
 ENROLL="$(mint fleet ca prod enrollment)"
 [[ -n "$ENROLL" ]] || { log "token create failed"; cat "$WORK/token.log" >&2; exit 2; }
 log "replica ready at $BASE (budget $BUDGET/s, interval ${INTERVAL_S}s); simulating $NODES agents with --certificates"
-java -Xmx"${SIM_XMX:-1g}" -jar "$JAR" simulate --coordinator "$BASE" --enroll-token "$ENROLL" --nodes "$NODES" --interval "${INTERVAL_S}s" \
-  --duration "$((MAX_WAIT_S + 60))s" --tags tag:ca --concurrency "${CONCURRENCY:-64}" --certificates >"$WORK/sim.out" 2>"$WORK/sim.err" &
-SIM=$!
+start_sim "$((MAX_WAIT_S + 60))"
 set +e
-python3 - "$NODES" "$BUDGET" "$SIM" "$MAX_WAIT_S" "$WORK" "$BASE" "$REPLICA_PID" "$(to_seconds "${SAMPLE:-1}")" "$INTERVAL_S" >"$WORK/result.txt" <<'PY'
-import os, re, signal, sys, time, urllib.request
+meshca_py "$NODES" "$BUDGET" "$SIM" "$MAX_WAIT_S" "$WORK" "$BASE" "$REPLICA_PID" "$(to_seconds "${SAMPLE:-1}")" "$INTERVAL_S" >"$WORK/result.txt" <<'PY'
 nodes, budget, sim, max_wait, work, base, rpid, sample, interval = sys.argv[1:10]
 nodes, budget, sim, max_wait, rpid, sample, interval = int(nodes), int(budget), int(sim), float(max_wait), int(rpid), float(sample), int(interval)
 t0 = time.time()
-def log(m): print("[meshca-issuance %s] %s" % (time.strftime("%H:%M:%S"), m), file=sys.stderr, flush=True)
-def alive(p):
-    try: os.kill(p, 0); return True
-    except OSError: return False
 def scrape():
     """({issued, deferred}, {(method, route, code): count}, scrape start, scrape end) or None"""
     start = time.time()
@@ -90,14 +71,10 @@ def cpu_ticks():
         except (OSError, IndexError, ValueError): pass
     return total / os.sysconf("SC_CLK_TCK")
 def sim_line():
-    try: lines = open(os.path.join(work, "sim.out")).read().splitlines()
-    except OSError: return 0, 0
-    for l in reversed(lines):
-        m = re.search(r"certificates adopted (\d+) \(deferred (\d+), refused (\d+)\)", l)
-        if m:
-            e = re.search(r"enrolled (\d+)/", l)
-            return int(m.group(1)), int(e.group(1)) if e else 0
-    return 0, 0
+    m = sim_match(work, r"certificates adopted (\d+) \(deferred (\d+), refused (\d+)\)")
+    if not m: return 0, 0
+    e = re.search(r"enrolled (\d+)/", m.string)
+    return int(m.group(1)), int(e.group(1)) if e else 0
 fail, samples = [], []
 cpu0 = cpu_ticks()
 all_at = enrolled_at = None
@@ -112,12 +89,7 @@ while time.time() - t0 < max_wait:
     time.sleep(sample)
 cpu1 = cpu_ticks()
 final = scrape()
-os.kill(sim, signal.SIGTERM)
-for _ in range(120):
-    if not alive(sim): break
-    time.sleep(0.5)
-out = open(os.path.join(work, "sim.out")).read().splitlines()
-done = next((l for l in out if l.startswith("[sim] done")), "")
+done = stop_sim(sim, work)
 # the budget: between two samples a and b, the counter moved by what was issued between a's start and b's end at most
 excess, peak1, peak10, first_issue = 0.0, 0.0, 0.0, None
 for a in range(len(samples)):
@@ -180,5 +152,5 @@ print("  %-52s %s" % ("signatures per second as signed (rows' issued_at)", "max 
 if worst > budget: print("TARGET MISSED: the signatures exceeded the budget plus its burst"); sys.exit(1)
 PY
 cat "$WORK/result.txt"
-echo "replica log ERROR lines: $(grep -c ERROR "$WORK/replica.log" || true); simulator stderr lines: $(wc -l <"$WORK/sim.err")"
+meshca_footer
 exit "$rc"

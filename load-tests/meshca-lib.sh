@@ -1,5 +1,31 @@
-# Shared by the MeshCA drills (issue 28): one replica on its own embedded PostgreSQL in a temp dir, its admin and
-# enrollment tokens, /metrics counters, and its stop. Source after bench-lib.sh; needs JAR, WORK and log().
+# Shared by the MeshCA drills (issue 28): the work dir with its cleanup, one replica on its own embedded PostgreSQL in
+# it, its admin and enrollment tokens, its stop, the simulator's start and the lines every drill ends with. Source after
+# bench-lib.sh, then call meshca_setup NAME (it sets WORK, JAR and log()).
+meshca_setup() { # meshca_setup NAME: checks JAR_ARG, makes WORK (/tmp/meshca-NAME.*), copies the jar there, removes it all at exit
+  MESHCA_NAME="$1"
+  [[ -f "$JAR_ARG" ]] || { echo "no jar at $JAR_ARG: run mvn -B -q package -DskipTests first" >&2; exit 2; }
+  WORK="$(mktemp -d "/tmp/meshca-$MESHCA_NAME.XXXXXX")"
+  trap meshca_cleanup EXIT
+  trap 'exit 130' INT TERM
+  cp "$JAR_ARG" "$WORK/meshplane.jar"
+  JAR="$WORK/meshplane.jar"
+}
+log() { echo "[meshca-$MESHCA_NAME $(date +%T)] $*" >&2; }
+meshca_cleanup() { # the outputs to KEEP_DIR when set; the simulator and the replica stopped; WORK removed
+  if [[ -n "${KEEP_DIR:-}" ]]; then mkdir -p "$KEEP_DIR" && cp "$WORK"/*.out "$WORK"/*.err "$WORK"/*.log "$KEEP_DIR"/ 2>/dev/null || true; fi
+  if [[ -n "${SIM:-}" ]]; then kill "$SIM" 2>/dev/null || true; wait "$SIM" 2>/dev/null || true; fi
+  stop_replica
+  rm -rf "$WORK"
+}
+start_sim() { # start_sim DURATION_S [more simulate flags]: NODES agents with --certificates against the replica; SIM its pid
+  local duration="$1"; shift
+  java -Xmx"${SIM_XMX:-1g}" -jar "$JAR" simulate --coordinator "$BASE" --enroll-token "$ENROLL" --nodes "$NODES" --interval "${INTERVAL_S}s" \
+    --duration "${duration}s" --tags tag:ca --concurrency "${CONCURRENCY:-64}" --certificates "$@" >"$WORK/sim.out" 2>"$WORK/sim.err" &
+  SIM=$!
+}
+meshca_footer() { # the line every drill ends its result block with
+  echo "replica log ERROR lines: $(grep -c ERROR "$WORK/replica.log" || true); simulator stderr lines: $(wc -l <"$WORK/sim.err")"
+}
 OPENS=(--add-opens java.base/java.lang=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED)
 REPLICA_PID=""
 # the replica's environment: loopback ports picked once, the caller's MESH_* settings (MESHCA_ENV) on top
@@ -48,3 +74,30 @@ pg() { # pg SQL: one query against the replica's embedded PostgreSQL (port from 
   PGPASSWORD="$(cat "$WORK/data/postgres.secret" 2>/dev/null || true)" PGCONNECT_TIMEOUT=5 timeout 30 \
     psql -X -q -A -t -F, -h 127.0.0.1 -p "$port" -U postgres -d "${PG_DB:-postgres}" -c "$1"
 }
+# The Python helpers the drills' result scripts share: meshca_py ARGS... runs the script on its stdin after them (sys.argv
+# as for python3 -: the script's own arguments from sys.argv[1]).
+MESHCA_PY='
+import json, os, re, signal, sys, time, urllib.request, urllib.error
+MESHCA_NAME = os.environ.get("MESHCA_NAME", "drill")
+def log(m): print("[meshca-%s %s] %s" % (MESHCA_NAME, time.strftime("%H:%M:%S"), m), file=sys.stderr, flush=True)
+def alive(p):
+    try: os.kill(p, 0); return True
+    except OSError: return False
+def sim_lines(work):
+    try: return open(os.path.join(work, "sim.out")).read().splitlines()
+    except OSError: return []
+def sim_match(work, pattern):
+    """the match of pattern in the simulator'"'"'s latest line that has one, or None"""
+    for l in reversed(sim_lines(work)):
+        m = re.search(pattern, l)
+        if m: return m
+    return None
+def stop_sim(sim, work):
+    """SIGTERM to the simulator, up to 60 s for its end; its final line"""
+    os.kill(sim, signal.SIGTERM)
+    for _ in range(120):
+        if not alive(sim): break
+        time.sleep(0.5)
+    return next((l for l in sim_lines(work) if l.startswith("[sim] done")), "")
+'
+meshca_py() { MESHCA_NAME="$MESHCA_NAME" python3 -c "$MESHCA_PY"$'\n'"$(cat)" "$@"; }

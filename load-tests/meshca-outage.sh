@@ -28,20 +28,8 @@ OUTAGES="${OUTAGES:-100 360}"
 SETTLE_S="$(to_seconds "${SETTLE:-120s}")"
 RECOVER_S="$(to_seconds "${RECOVER:-120s}")"
 BUDGET="${BUDGET:-200}"
-[[ -f "$JAR_ARG" ]] || { echo "no jar at $JAR_ARG: run mvn -B -q package -DskipTests first" >&2; exit 2; }
-WORK="$(mktemp -d /tmp/meshca-outage.XXXXXX)"
-log() { echo "[meshca-outage $(date +%T)] $*" >&2; }
 source "$SCRIPT_DIR/meshca-lib.sh"
-cleanup() {
-  if [[ -n "${KEEP_DIR:-}" ]]; then mkdir -p "$KEEP_DIR" && cp "$WORK"/*.out "$WORK"/*.err "$WORK"/*.log "$KEEP_DIR"/ 2>/dev/null || true; fi
-  if [[ -n "${SIM:-}" ]]; then kill "$SIM" 2>/dev/null || true; wait "$SIM" 2>/dev/null || true; fi
-  stop_replica
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-cp "$JAR_ARG" "$WORK/meshplane.jar"
-JAR="$WORK/meshplane.jar"
+meshca_setup outage
 MESHCA_ENV=(MESH_HEARTBEAT_INTERVAL="${INTERVAL_S}s" MESH_STALE_AFTER=60m MESH_MESHCA_MAX_SIGNATURES_PER_S="$BUDGET"
   MESH_MESHCA_SHORT_LIFETIMES=true MESH_MESHCA_NODE_LIFETIME="${LIFETIME_S}s")
 replica_ports
@@ -51,9 +39,7 @@ ENROLL="$(mint fleet ca prod enrollment)"
 TOTAL_S=$((NODES / 50 + NODES / BUDGET + 60 + SETTLE_S))
 for o in $OUTAGES; do TOTAL_S=$((TOTAL_S + o + 60 + RECOVER_S + 30)); done
 log "replica ready at $BASE; $NODES agents, node lifetime ${LIFETIME_S}s, heartbeats every ${INTERVAL_S}s, outages: $OUTAGES s"
-java -Xmx"${SIM_XMX:-1g}" -jar "$JAR" simulate --coordinator "$BASE" --enroll-token "$ENROLL" --nodes "$NODES" --interval "${INTERVAL_S}s" \
-  --duration "$((TOTAL_S + 120))s" --tags tag:ca --concurrency 64 --certificates >"$WORK/sim.out" 2>"$WORK/sim.err" &
-SIM=$!
+start_sim "$((TOTAL_S + 120))"
 sim_state() { # adopted latest_adopted_ms expired_now, from the simulator's latest line
   grep -o 'certificates adopted [0-9]*.*holding an expired one [0-9]*' "$WORK/sim.out" | tail -1 |
     sed -E 's/certificates adopted ([0-9]+).*latest adopted at ([0-9]+) ms, holding an expired one ([0-9]+)/\1 \2 \3/'
@@ -96,7 +82,8 @@ for o in $OUTAGES; do
   if ((!half && down_s <= LIFETIME_S)); then
     RESULTS+=("$(printf '  %-52s %s' "outage ${o}s (between half and the whole lifetime)" "down $down_s s (stop to ready): no target; most holding an expired certificate: $worst; adopted since the stop: $((a - base_adopted))")")
   elif ((half)); then
-    verdict="$( ((worst == 0)) && echo met || { fail=1; echo "MISSED: $worst nodes held an expired certificate"; })"
+    # set here, not inside $(...): a subshell's fail=1 would be lost
+    if ((worst == 0)); then verdict=met; else fail=1; verdict="MISSED: $worst nodes held an expired certificate"; fi
     RESULTS+=("$(printf '  %-52s %s' "outage ${o}s (<= half the lifetime ${LIFETIME_S}s)" "down $down_s s (stop to ready); most nodes holding an expired certificate: $worst (target 0): $verdict; certificates adopted since the stop: $((a - base_adopted))")")
   else
     if [[ -n "$renewed" ]]; then
@@ -111,5 +98,5 @@ kill "$SIM" 2>/dev/null || true; wait "$SIM" 2>/dev/null || true; SIM=""
 echo "MeshCA outage drill: 1 replica (embedded PostgreSQL), $NODES simulated agents with --certificates, node lifetime ${LIFETIME_S}s (renewal at 30-40 %), heartbeats every ${INTERVAL_S}s, meshca.max_signatures_per_s $BUDGET"
 printf '%s\n' "${RESULTS[@]}"
 echo "simulator: $(grep '^\[sim\] done' "$WORK/sim.out" || true)"
-echo "replica log ERROR lines: $(grep -c ERROR "$WORK/replica.log" || true); simulator stderr lines: $(wc -l <"$WORK/sim.err")"
+meshca_footer
 ((fail == 0)) && echo "all targets met" || { echo "TARGETS MISSED"; exit 1; }

@@ -19,20 +19,8 @@ WATCH="${WATCH:-1}"
 BUDGET="${BUDGET:-200}"
 INTERVAL_S="$(to_seconds "${INTERVAL:-30s}")"
 TARGET_S="$(to_seconds "${TARGET:-$([[ "$WATCH" == 1 ]] && echo 5 || echo "$INTERVAL_S")}")"
-[[ -f "$JAR_ARG" ]] || { echo "no jar at $JAR_ARG: run mvn -B -q package -DskipTests first" >&2; exit 2; }
-WORK="$(mktemp -d /tmp/meshca-revocation.XXXXXX)"
-log() { echo "[meshca-revocation $(date +%T)] $*" >&2; }
 source "$SCRIPT_DIR/meshca-lib.sh"
-cleanup() {
-  if [[ -n "${KEEP_DIR:-}" ]]; then mkdir -p "$KEEP_DIR" && cp "$WORK"/*.out "$WORK"/*.err "$WORK"/*.log "$KEEP_DIR"/ 2>/dev/null || true; fi
-  if [[ -n "${SIM:-}" ]]; then kill "$SIM" 2>/dev/null || true; wait "$SIM" 2>/dev/null || true; fi
-  stop_replica
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-cp "$JAR_ARG" "$WORK/meshplane.jar"
-JAR="$WORK/meshplane.jar"
+meshca_setup revocation
 MESHCA_ENV=(MESH_HEARTBEAT_INTERVAL="${INTERVAL_S}s" MESH_STALE_AFTER=30m MESH_MESHCA_MAX_SIGNATURES_PER_S="$BUDGET")
 replica_ports
 start_replica 120
@@ -43,19 +31,12 @@ SETUP_S=$((NODES / 50 + NODES / BUDGET + 3 * INTERVAL_S + 60))
 WATCH_ARGS=()
 [[ "$WATCH" == 1 ]] && WATCH_ARGS=(--watch)
 log "replica ready at $BASE; $NODES agents, heartbeats every ${INTERVAL_S}s, watch stream $([[ "$WATCH" == 1 ]] && echo on || echo off)"
-java -Xmx"${SIM_XMX:-1g}" -jar "$JAR" simulate --coordinator "$BASE" --enroll-token "$ENROLL" --nodes "$NODES" --interval "${INTERVAL_S}s" \
-  --duration "$((SETUP_S + 3 * INTERVAL_S + 60))s" --tags tag:ca --concurrency 64 --certificates "${WATCH_ARGS[@]}" >"$WORK/sim.out" 2>"$WORK/sim.err" &
-SIM=$!
+start_sim "$((SETUP_S + 3 * INTERVAL_S + 60))" "${WATCH_ARGS[@]}"
 set +e
-python3 - "$NODES" "$WATCH" "$SIM" "$SETUP_S" "$WORK" "$BASE" "$ADMIN" "$INTERVAL_S" "$TARGET_S" <<'PY'
-import json, os, re, signal, sys, time, urllib.request
+meshca_py "$NODES" "$WATCH" "$SIM" "$SETUP_S" "$WORK" "$BASE" "$ADMIN" "$INTERVAL_S" "$TARGET_S" <<'PY'
 nodes, watch, sim, setup, work, base, admin, interval, target = sys.argv[1:10]
 nodes, watch, sim, setup, interval, target = int(nodes), watch == "1", int(sim), float(setup), int(interval), float(target)
 t0 = time.time()
-def log(m): print("[meshca-revocation %s] %s" % (time.strftime("%H:%M:%S"), m), file=sys.stderr, flush=True)
-def alive(p):
-    try: os.kill(p, 0); return True
-    except OSError: return False
 def req(method, path, body=None):
     r = urllib.request.Request(base + path, method=method, data=None if body is None else json.dumps(body).encode(),
         headers={"Authorization": "Bearer " + admin, "Content-Type": "application/json"})
@@ -65,12 +46,8 @@ def metric(name):
     return {k: float(v) for k, _, v in (l.rpartition(" ") for l in text.splitlines() if l.startswith(name))}
 def sim_state():
     """(adopted, revocation lists applied, latest at ms) from the simulator's latest line"""
-    try: lines = open(os.path.join(work, "sim.out")).read().splitlines()
-    except OSError: return 0, 0, 0
-    for l in reversed(lines):
-        m = re.search(r"certificates adopted (\d+) .*?revocation lists applied (\d+) \(latest at (\d+) ms\)", l)
-        if m: return int(m.group(1)), int(m.group(2)), int(m.group(3))
-    return 0, 0, 0
+    m = sim_match(work, r"certificates adopted (\d+) .*?revocation lists applied (\d+) \(latest at (\d+) ms\)")
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else (0, 0, 0)
 fail = []
 # 1. every node holds a certificate and its first list, and streams
 streams = 0
@@ -99,12 +76,7 @@ while time.time() < limit:
     time.sleep(1)
 _, applied, last = sim_state()
 delay_after = metric("mesh_watch_delay")
-os.kill(sim, signal.SIGTERM)
-for _ in range(120):
-    if not alive(sim): break
-    time.sleep(0.5)
-out = open(os.path.join(work, "sim.out")).read().splitlines()
-done = next((l for l in out if l.startswith("[sim] done")), "")
+done = stop_sim(sim, work)
 got = applied - before
 slowest = last / 1000.0 - sent
 if got < nodes: fail.append("only %d of %d nodes applied the revocation within %.0f s" % (got, nodes, limit - answered))
@@ -127,5 +99,5 @@ print("all targets met")
 PY
 rc=$?
 set -e
-echo "replica log ERROR lines: $(grep -c ERROR "$WORK/replica.log" || true); simulator stderr lines: $(wc -l <"$WORK/sim.err")"
+meshca_footer
 exit "$rc"

@@ -10,10 +10,7 @@ import java.security.KeyPairGenerator;
 import java.security.MessageDigest;
 import java.security.PrivateKey;
 import java.security.PublicKey;
-import java.security.cert.CertPathValidator;
 import java.security.cert.CertificateFactory;
-import java.security.cert.PKIXParameters;
-import java.security.cert.TrustAnchor;
 import java.security.cert.X509Certificate;
 import java.security.spec.ECGenParameterSpec;
 import java.security.spec.PKCS8EncodedKeySpec;
@@ -22,7 +19,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collection;
-import java.util.Date;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
@@ -54,6 +50,17 @@ final class AgentPki {
     boolean any() {
       return adopted || refused != null || bundle || revocations || deferredS > 0;
     }
+  }
+
+  /** Added to every time passed in: 0 for the agent (its host's clock), a simulated node's skew ({@link SimPairs#skewMs}). */
+  private final long clockSkewMs;
+
+  AgentPki() {
+    this(0);
+  }
+
+  AgentPki(long clockSkewMs) {
+    this.clockSkewMs = clockSkewMs;
   }
 
   private KeyPair key;
@@ -88,14 +95,19 @@ final class AgentPki {
   private boolean csrInFlight;
 
   /** Whether the next heartbeat carries a CSR. */
-  boolean wantsCsr(long nowMs, String wireguardKey) {
+  boolean wantsCsr(long hostMs, String wireguardKey) {
+    return csrDue(hostMs + clockSkewMs, wireguardKey);
+  }
+
+  private boolean csrDue(long nowMs, String wireguardKey) {
     if (nowMs < notBeforeNextCsrMs) return false;
     return cert == null || renewNow || nowMs >= renewAfterMs || nowMs >= notAfterMs || revoked(serial, spkiSha256(cert.getPublicKey()))
         || !wireguardKey.equals(issuedFor);
   }
 
   /** Appends {@code ,"pki":{…}}: what is held, and a CSR when one is due. */
-  void write(StringBuilder sb, long nowMs, String wireguardKey) {
+  void write(StringBuilder sb, long hostMs, String wireguardKey) {
+    long nowMs = hostMs + clockSkewMs;
     JsonText.key(sb.append(','), "pki").append('{');
     boolean first = true;
     if (serial != null) {
@@ -119,7 +131,7 @@ final class AgentPki {
       JsonText.string(sb, issuer);
       first = false;
     }
-    if (wantsCsr(nowMs, wireguardKey)) {
+    if (csrDue(nowMs, wireguardKey)) {
       JsonText.key(first ? sb : sb.append(','), "csr");
       JsonText.string(sb, csr());
       // one CSR in flight: the answer adopts, defers or refuses it; a lost answer (or a coordinator without MeshCA) waits
@@ -152,7 +164,8 @@ final class AgentPki {
    * its certificate runs out; when it has expired (renewal within the grace), the interval. Only the
    * nodes whose certificate is due retry faster, and never faster than once a second.
    */
-  long retryCapMs(long nowMs, long intervalMs) {
+  long retryCapMs(long hostMs, long intervalMs) {
+    long nowMs = hostMs + clockSkewMs;
     if (cert == null || !(renewNow || nowMs >= renewAfterMs || nowMs >= notAfterMs)) return Long.MAX_VALUE;
     if (nowMs >= notAfterMs) return Math.max(MIN_URGENT_RETRY_MS, intervalMs);
     return Math.max(MIN_URGENT_RETRY_MS, Math.min(intervalMs, (notAfterMs - nowMs) / 4));
@@ -208,7 +221,8 @@ final class AgentPki {
   // ---- an answer's pki block ----
 
   /** Applies an answer's {@code pki} block. */
-  Applied apply(JsonObject p, long nowMs) {
+  Applied apply(JsonObject p, long hostMs) {
+    long nowMs = hostMs + clockSkewMs;
     csrInFlight = false;
     boolean bundleChanged = false;
     if (p.getValue("bundle") instanceof JsonObject b && b.getValue("version") instanceof String v && b.getValue("pem") instanceof String pem) {
@@ -241,6 +255,8 @@ final class AgentPki {
     }
     // a CA rotation: the certificate's issuer no longer signs; the next heartbeat sends a CSR (the budget spreads them)
     if (p.getValue("renew") instanceof JsonObject && cert != null) renewNow = true;
+    // a bundle under which the certificate held no longer verifies (its root left while the node was away): renew too
+    if (bundleChanged && cert != null && verifyAt(cert, certificates(chainPem), nowMs) != null) renewNow = true;
     boolean adopted = false;
     String refused = null;
     if (p.getValue("refused") instanceof JsonObject no) {
@@ -266,7 +282,7 @@ final class AgentPki {
     if (leaf.size() != 1 || inter.isEmpty()) return "unreadable certificate or chain";
     X509Certificate x = leaf.get(0);
     if (key == null || !x.getPublicKey().equals(key.getPublic())) return "not for this node's key";
-    String why = verify(x, inter, nowMs);
+    String why = verifyAt(x, inter, nowMs);
     if (why != null) return why;
     cert = x;
     certPem = pem;
@@ -281,16 +297,13 @@ final class AgentPki {
     return null;
   }
 
-  /** The chain {@code leaf, intermediates…} under the bundle's roots at {@code nowMs}; null when it verifies, else why not. */
-  String verify(X509Certificate leaf, List<X509Certificate> intermediates, long nowMs) {
-    if (bundle.isEmpty()) return "no trust bundle held";
-    // the shortest prefix of the chain that ends under a root held: during a root rotation a chain ends with the new root
-    // cross-signed by the old one, which a node holding the new root does not need (and PKIX would not take past its anchor)
-    String why = null;
-    for (int k = 0; k <= intermediates.size(); k++) {
-      why = validate(leaf, intermediates.subList(0, k), nowMs);
-      if (why == null) break;
-    }
+  /** The chain {@code leaf, intermediates…} under the bundle's roots at this node's clock; null when it verifies, else why not. */
+  String verify(X509Certificate leaf, List<X509Certificate> intermediates, long hostMs) {
+    return verifyAt(leaf, intermediates, hostMs + clockSkewMs);
+  }
+
+  private String verifyAt(X509Certificate leaf, List<X509Certificate> intermediates, long nowMs) {
+    String why = BundlePath.verify(bundle, leaf, intermediates, nowMs);
     if (why != null) return why;
     for (X509Certificate c : intermediates) {
       if (revoked(hex(c.getSerialNumber()), spkiSha256(c.getPublicKey()))) return "revoked intermediate";
@@ -298,28 +311,12 @@ final class AgentPki {
     return revoked(hex(leaf.getSerialNumber()), spkiSha256(leaf.getPublicKey())) ? "revoked" : null;
   }
 
-  private String validate(X509Certificate leaf, List<X509Certificate> intermediates, long nowMs) {
-    try {
-      List<X509Certificate> path = new ArrayList<>();
-      path.add(leaf);
-      path.addAll(intermediates);
-      Set<TrustAnchor> anchors = new HashSet<>();
-      for (X509Certificate r : bundle) anchors.add(new TrustAnchor(r, null));
-      PKIXParameters params = new PKIXParameters(anchors);
-      params.setRevocationEnabled(false); // revocation: the list this agent holds, by serial and by key
-      params.setDate(new Date(nowMs));
-      CertPathValidator.getInstance("PKIX").validate(CertificateFactory.getInstance("X.509").generateCertPath(path), params);
-      return null;
-    } catch (GeneralSecurityException e) {
-      return "untrusted: " + e.getMessage();
-    }
-  }
-
   /** The verdict on this node's own certificate: {@code valid}, {@code none}, {@code expired}, {@code revoked}, or {@code untrusted: …}. */
-  String verdict(long nowMs) {
+  String verdict(long hostMs) {
+    long nowMs = hostMs + clockSkewMs;
     if (cert == null) return "none";
     if (nowMs >= notAfterMs) return "expired";
-    String why = verify(cert, certificates(chainPem), nowMs);
+    String why = verifyAt(cert, certificates(chainPem), nowMs);
     return why == null ? "valid" : why;
   }
 
@@ -362,8 +359,9 @@ final class AgentPki {
     return p;
   }
 
-  JsonObject info(long nowMs) {
-    JsonObject j = new JsonObject().put("verdict", verdict(nowMs));
+  JsonObject info(long hostMs) {
+    JsonObject j = new JsonObject().put("verdict", verdict(hostMs));
+    long nowMs = hostMs + clockSkewMs;
     if (cert != null) {
       j.put("serial", serial).put("not_after", Instant.ofEpochMilli(notAfterMs).toString())
           .put("renew_after", Instant.ofEpochMilli(renewAfterMs).toString()).put("expires_in_s", Math.max(0, (notAfterMs - nowMs) / 1000))
@@ -375,8 +373,13 @@ final class AgentPki {
   }
 
   /** Seconds until the certificate expires (negative once it has), or null without one. */
-  Long expiresInSeconds(long nowMs) {
-    return cert == null ? null : (notAfterMs - nowMs) / 1000;
+  Long expiresInSeconds(long hostMs) {
+    return cert == null ? null : (notAfterMs - hostMs - clockSkewMs) / 1000;
+  }
+
+  /** The id of the authority that issued the certificate held, as the answer said (null without one). */
+  String issuer() {
+    return cert == null ? null : issuer;
   }
 
   String serial() {

@@ -36,6 +36,13 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
   private final boolean[] again;
   /** Per slot, with --watch: when the node's open stream was lost (ms), 0 while it is open or was never lost. */
   private final long[] lostAtMs;
+  /** Per slot, its presence under --control ({@link SimPairs#ONLINE} …), and when it was brought back (ms). */
+  private final byte[] presence;
+  private final long[] returnedAtMs;
+  /** Nodes of this shard back but not yet current, and what current is: the bundle and issuer most of its online nodes hold. */
+  private int pending;
+  private String currentBundle;
+  private String currentIssuer;
   private final StringBuilder body = new StringBuilder(512);
   private final NodeKey.Source keys = NodeKey.randomPublic(ThreadLocalRandom.current().nextLong());
   private final Backoff backoff = Backoff.standard();
@@ -61,6 +68,8 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
     this.inFlight = new boolean[count];
     this.again = new boolean[count];
     this.lostAtMs = transport == null ? null : new long[count];
+    this.presence = new byte[count];
+    this.returnedAtMs = new long[count];
     this.enrollAuthorization = "Bearer " + settings.enrollToken();
   }
 
@@ -91,7 +100,8 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
     }
     // the node's own P-256 key and its CSR (a key generation and a signature: ~0.3 ms of CPU each node, 30 s for 100,000) on
     // the worker pool, never on this event loop; the session gets them before its first heartbeat
-    vertx.executeBlocking(SimShard::newPki, false).onComplete(ar -> {
+    long skew = settings.skewClocks() ? SimPairs.skewMs(node(slot)) : 0;
+    vertx.executeBlocking(() -> newPki(skew), false).onComplete(ar -> {
       if (ar.failed()) {
         sim.abort("could not make a node key and CSR: " + ar.cause().getMessage());
         return;
@@ -112,17 +122,92 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
   private void countExpired() {
     long now = System.currentTimeMillis();
     int expired = 0;
-    for (AgentSession s : sessions) {
-      Long left = s == null || s.pki() == null ? null : s.pki().expiresInSeconds(now);
+    java.util.Map<String, int[]> held = pending > 0 ? new java.util.HashMap<>() : null;
+    for (int slot = 0; slot < sessions.length; slot++) {
+      AgentSession s = sessions[slot];
+      Long left = s == null || s.pki() == null ? null : s.pki().expiresInSeconds(now); // each node at its own clock
       if (left != null && left < 0) expired++;
+      if (held != null && left != null && presence[slot] == SimPairs.ONLINE) {
+        held.computeIfAbsent(s.pki().bundleVersionHeld() + " " + s.pki().issuer(), k -> new int[1])[0]++;
+      }
     }
     stats.expiredNow.put(index, expired);
-    SimPairs.sample(sessions, shards, index, PAIRS_PER_SCAN, stats, now);
+    if (held != null) {
+      held.entrySet().stream().max(java.util.Map.Entry.comparingByValue(java.util.Comparator.comparingInt(c -> c[0]))).ifPresent(e -> {
+        currentBundle = e.getKey().substring(0, e.getKey().indexOf(' '));
+        currentIssuer = e.getKey().substring(e.getKey().indexOf(' ') + 1);
+      });
+    }
+    // B's clock in the pair checks: its own (--skew-clocks), or its skew added here (the nodes themselves then run on the host's)
+    SimPairs.sample(sessions, presence, slot -> settings.skewClocks() ? 0 : SimPairs.skewMs(node(slot)), PAIRS_PER_SCAN, stats, now);
+  }
+
+  // ---- --control: offline and back (on this shard's event loop) ----
+
+  /** Takes this shard's enrolled nodes {@link SimControl#selected} by {@code fraction} offline: no heartbeat, no stream; their state stays. */
+  Future<Integer> offline(double fraction) {
+    io.vertx.core.Promise<Integer> done = io.vertx.core.Promise.promise();
+    context.runOnContext(v -> {
+      int n = 0;
+      for (int slot = 0; slot < sessions.length; slot++) {
+        if (sessions[slot] == null || !sessions[slot].isEnrolled() || presence[slot] == SimPairs.OFFLINE || !SimControl.selected(node(slot), fraction)) continue;
+        if (presence[slot] == SimPairs.RETURNED) pending--;
+        presence[slot] = SimPairs.OFFLINE;
+        if (timers[slot] >= 0) vertx.cancelTimer(timers[slot]);
+        timers[slot] = -1;
+        again[slot] = false;
+        if (watches != null && watches[slot] != null) {
+          if (watches[slot].state() == NodeWatch.State.OPEN) stats.streams.open.decrement();
+          watches[slot].close();
+          watches[slot] = null; // a new stream from its first heartbeat back
+        }
+        n++;
+      }
+      stats.offlineNow.add(n);
+      done.complete(n);
+    });
+    return done.future();
+  }
+
+  /** Brings every offline node of this shard back: its first heartbeat within a second, with what it held when it left. */
+  Future<Integer> online() {
+    io.vertx.core.Promise<Integer> done = io.vertx.core.Promise.promise();
+    context.runOnContext(v -> {
+      int n = 0;
+      long now = System.currentTimeMillis();
+      for (int slot = 0; slot < sessions.length; slot++) {
+        if (presence[slot] != SimPairs.OFFLINE) continue;
+        presence[slot] = SimPairs.RETURNED;
+        returnedAtMs[slot] = now;
+        pending++;
+        n++;
+        if (!inFlight[slot]) schedule(slot, 1 + ThreadLocalRandom.current().nextLong(1000));
+      }
+      stats.offlineNow.add(-n);
+      stats.returned.add(n);
+      done.complete(n);
+    });
+    return done.future();
+  }
+
+  /** After an answer to a node back: current once it holds the bundle and issuer most online nodes do, valid at its clock. */
+  private void checkReturned(int slot) {
+    if (presence[slot] != SimPairs.RETURNED) return;
+    AgentPki p = sessions[slot].pki();
+    long now = System.currentTimeMillis();
+    if (p != null && (currentBundle == null || !currentBundle.equals(p.bundleVersionHeld()) || !currentIssuer.equals(p.issuer())
+        || !"valid".equals(p.verdict(now)))) {
+      return;
+    }
+    presence[slot] = SimPairs.RECOVERED;
+    pending--;
+    stats.recovered.increment();
+    stats.recoveryMaxMs.accumulate(now - returnedAtMs[slot]);
   }
 
   /** A node's PKI state with its key made and its first CSR signed (on a worker thread: the result is handed over, never shared). */
-  private static AgentPki newPki() {
-    AgentPki p = new AgentPki();
+  private static AgentPki newPki(long clockSkewMs) {
+    AgentPki p = new AgentPki(clockSkewMs);
     p.csr();
     return p;
   }
@@ -161,7 +246,7 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
   }
 
   private void schedule(int slot, long waitMs) {
-    if (sim.stopping() || sim.checking()) return;
+    if (sim.stopping() || sim.checking() || presence[slot] == SimPairs.OFFLINE) return;
     timers[slot] = vertx.setTimer(Math.max(1, waitMs), id -> {
       timers[slot] = -1;
       beat(slot);
@@ -169,7 +254,7 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
   }
 
   private void beat(int slot) {
-    if (sim.stopping() || sim.checking()) return;
+    if (sim.stopping() || sim.checking() || presence[slot] == SimPairs.OFFLINE) return;
     AgentSession s = sessions[slot];
     Buffer req = s.heartbeatBody(body, System.currentTimeMillis());
     long t0 = System.nanoTime();
@@ -191,7 +276,10 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
         }
         s.takeDirty(); // nothing is persisted in a simulation
         wait = s.afterSuccess(backoff, intervalMs);
-        if (watches != null) {
+        checkReturned(slot);
+        if (presence[slot] == SimPairs.OFFLINE) {
+          // went offline while this heartbeat was on its way: nothing more from it
+        } else if (watches != null) {
           if (watches[slot] == null) {
             watches[slot] = new NodeWatch(vertx, transport, coordinators, s, this, slot);
             watches[slot].start();
@@ -236,7 +324,7 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
         while (running[0] < enrollSlots && next[0] < sessions.length) {
           int slot = next[0]++;
           AgentSession s = sessions[slot];
-          if (s == null || !s.isEnrolled()) continue;
+          if (s == null || !s.isEnrolled() || presence[slot] == SimPairs.OFFLINE) continue;
           if (watches != null) {
             NodeWatch w = watches[slot];
             boolean open = w != null && w.state() == NodeWatch.State.OPEN;
@@ -335,6 +423,7 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
     if (NodeWatch.KIND_ACL.equals(kind) || NodeWatch.KIND_PEERS.equals(kind)) sim.versionsMoved();
     s.takeDirty();
     stats.streams.applied(kind, delayMs);
+    checkReturned(w.slot);
   }
 
   @Override

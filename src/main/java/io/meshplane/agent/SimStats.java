@@ -42,6 +42,17 @@ final class SimStats {
   final LongAdder pairsChecked = new LongAdder();
   final LongAdder pairsFailed = new LongAdder();
   volatile String lastPairFailure;
+  /**
+   * With --control: nodes offline now; nodes brought back (since the start), those of them current again (the bundle and
+   * the certificate's issuer most of their shard's online nodes hold, the certificate valid under it), the longest time
+   * from a return to current (ms); the sampled pairs with a node back and current (apart from the others).
+   */
+  final LongAdder offlineNow = new LongAdder();
+  final LongAdder returned = new LongAdder();
+  final LongAdder recovered = new LongAdder();
+  final java.util.concurrent.atomic.LongAccumulator recoveryMaxMs = new java.util.concurrent.atomic.LongAccumulator(Math::max, -1);
+  final LongAdder returnedPairsChecked = new LongAdder();
+  final LongAdder returnedPairsFailed = new LongAdder();
   private final Map<String, LongAdder> errors = new ConcurrentHashMap<>();
   private final Map<String, LongAdder> commandsByKind = new ConcurrentHashMap<>();
   private final AtomicLongArray latency = new AtomicLongArray(BUCKETS);
@@ -107,11 +118,22 @@ final class SimStats {
     long adopted = certificates.sum();
     long deferred = certificatesDeferred.sum();
     long refused = certificatesRefused.sum();
-    if (adopted + deferred + refused == 0) return "";
+    if (adopted + deferred + refused == 0) return presence().isEmpty() ? "" : separator + presence().substring(2);
     return separator + "certificates adopted " + adopted + " (deferred " + deferred + ", refused " + refused + "), revocation lists applied "
         + revocationUpdates.sum() + " (latest at " + revocationLastMs.get() + " ms), latest adopted at " + certificateLastMs.get()
-        + " ms, holding an expired one " + expiredNow.values().stream().mapToInt(Integer::intValue).sum() + ", pairs checked " + pairsChecked.sum()
+        + " ms, holding an expired one " + expiredNow.values().stream().mapToInt(Integer::intValue).sum() + presence() + ", pairs checked " + pairsChecked.sum()
         + " failed " + pairsFailed.sum() + (lastPairFailure == null ? "" : " (latest: " + lastPairFailure + ")");
+  }
+
+  /** With --control, once a node went offline: {@code , offline O, returned R current C (the last T s after its return), their pairs P failed F}. */
+  String presence() {
+    long back = returned.sum();
+    long off = offlineNow.sum();
+    if (back == 0 && off == 0) return "";
+    long max = recoveryMaxMs.get();
+    return ", offline " + off + ", returned " + back + " current " + recovered.sum()
+        + (max < 0 ? "" : String.format(Locale.ROOT, " (the last %.1f s after its return)", max / 1000.0)) + ", pairs with returned nodes "
+        + returnedPairsChecked.sum() + " failed " + returnedPairsFailed.sum();
   }
 
   /** The watch streams' part of a line (after {@code separator}), or nothing without {@code --watch}. */

@@ -96,8 +96,23 @@ public final class SimulateCommand implements Callable<Integer> {
 
   @Option(names = "--certificates", description = "every node makes its own ECDSA P-256 key (one per simulated node) and sends a real CSR in its "
       + "heartbeats until MeshCA issues its certificate, as the agent does; the lines count certificates adopted, deferred by the signing "
-      + "budget and refused")
+      + "budget and refused, and sampled pairs (A's certificate under B's bundle at B's clock, skewed by a fixed amount within ±5 min) "
+      + "checked and failed")
   boolean certificates;
+
+  @Option(names = "--skew-clocks", description = "with --certificates: each node's own renewal, expiry and verification decisions run at its "
+      + "skewed clock too (as the pair checks always do); leave it off with certificate lifetimes of minutes, which a node 5 min ahead sees "
+      + "expired")
+  boolean skewClocks;
+
+  @Option(names = "--control", paramLabel = "FILE",
+      description = "commands to the running simulation, appended to FILE as lines (read every second; the file may appear later): "
+          + "'offline FRACTION' (0 < FRACTION <= 1) takes that fraction of the enrolled fleet offline (no heartbeat, no stream; each "
+          + "keeps its certificate, bundle and versions; the same nodes for the same fraction), 'online' brings every offline node back "
+          + "(its first heartbeat within a second). The lines then report the nodes offline, returned and current again (the bundle "
+          + "and issuer most online nodes hold, the certificate valid), the longest time from a return to current, and the pairs with "
+          + "returned nodes apart; offline and returned-but-not-current nodes are left out of the pair checks")
+  java.nio.file.Path control;
 
   @Option(names = "--allow-remote", description = "allow coordinators that are not on this machine (by default every address must be loopback)")
   boolean allowRemote;
@@ -166,7 +181,7 @@ public final class SimulateCommand implements Callable<Integer> {
     }
     Simulator.Watch w = new Simulator.Watch(watch, watchHttp2, streamsPerConnection, sourceAddresses);
     return new Simulator(new Simulator.Settings(targets, enrollToken, nodes, every, length, namePrefix, tags, spreadTags, concurrency, churn,
-        policyToken, w, finalCheck, certificates), System.out).run();
+        policyToken, w, finalCheck, certificates, skewClocks, control), System.out).run();
   }
 
   /** Ephemeral ports of one source address (Linux's default range 32768-60999). */

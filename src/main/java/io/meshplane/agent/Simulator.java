@@ -48,10 +48,12 @@ final class Simulator {
    *     /v1/acl) so that the rules of the nodes in its grants change; {@link Duration#ZERO}: no churn
    * @param finalCheck after {@code duration}: settle, then check every node's versions ({@link FinalCheck})
    * @param certificates every node makes its own ECDSA P-256 key and gets a MeshCA certificate through its heartbeats ({@link AgentPki})
+   * @param skewClocks each node's own certificate handling runs at its skewed clock ({@link SimPairs#skewMs}), not only the pair checks
+   * @param control a file of commands appended while the run goes on ({@link SimControl}: part of the fleet offline, back); null: none
    */
   public record Settings(List<Coordinators.Target> coordinators, String enrollToken, int nodes, Duration interval, Duration duration,
       String namePrefix, List<String> tags, int spreadTags, int concurrency, Duration policyChurn, String policyToken, Watch watch,
-      boolean finalCheck, boolean certificates) {
+      boolean finalCheck, boolean certificates, boolean skewClocks, java.nio.file.Path control) {
     public Settings {
       coordinators = List.copyOf(coordinators);
       tags = List.copyOf(tags);
@@ -241,6 +243,10 @@ final class Simulator {
       if (!settings.policyChurn().isZero()) {
         vertx.setPeriodic(settings.policyChurn().toMillis(), id -> churn(coordinators));
       }
+      if (settings.control() != null) {
+        control = new SimControl(settings.control(), this::control, why -> say("[sim] control: refused " + why));
+        control.start();
+      }
       long remaining = deadline - System.nanoTime();
       if (remaining > 0) aborted.await(remaining, TimeUnit.NANOSECONDS);
       if (settings.finalCheck() && aborted.getCount() > 0) finalCheckReport = finalCheck();
@@ -252,6 +258,7 @@ final class Simulator {
       synchronized (out) {
         stopping = true;
       }
+      if (control != null) control.stop();
     }
     SimStats.Snapshot end = stats.snapshot();
     if (signalled) out.println("[sim] stopped by a signal before --duration had passed");
@@ -287,6 +294,29 @@ final class Simulator {
       return 4;
     }
     return 0;
+  }
+
+  private SimControl control;
+
+  /** A --control command (on the control's thread): every shard takes its part offline or brings it back; one line when all have. */
+  private void control(SimControl.Command c) {
+    long t0 = System.nanoTime();
+    List<Future<Integer>> all = new ArrayList<>();
+    for (SimShard shard : shards) all.add(c.online() ? shard.online() : shard.offline(c.fraction()));
+    Future.all(all).onComplete(ar -> {
+      int n = 0;
+      for (Future<Integer> f : all) n += f.succeeded() ? f.result() : 0;
+      say(String.format(Locale.ROOT, "[sim] control: %s at %d ms: %d nodes %s in %.1f ms; offline now %d", SimControl.describe(c), System.currentTimeMillis(), n,
+          c.online() ? "back" : "taken offline", (System.nanoTime() - t0) / 1e6, stats.offlineNow.sum()));
+    });
+  }
+
+  private void say(String line) {
+    synchronized (out) {
+      if (stopping) return;
+      out.println(line);
+      out.flush();
+    }
   }
 
   private volatile boolean finalCheckFailed;
