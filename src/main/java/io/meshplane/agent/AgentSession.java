@@ -57,6 +57,15 @@ final class AgentSession {
 
   private static final Events SILENT = new Events() {};
 
+  /** The reference agent's ingress edge as the session reaches it ({@link IngressEdge}); a simulated node has none. */
+  interface Edge {
+    /** Appends the heartbeat's {@code ingress_routes} report (with its leading comma), or nothing before routes are applied. */
+    void writeReport(StringBuilder sb);
+
+    /** {@code drain_ingress} of an assigned ingress: null while the drain is under way (the command comes again), else its result. */
+    CommandLedger.Result drain(String opId, String kind, JsonObject command);
+  }
+
   private final String name;
   private final boolean simulated;
   private final NodeKey.Source keys;
@@ -82,6 +91,9 @@ final class AgentSession {
 
   /** The node's MeshCA certificate; null when the session asks for none (a simulator without --certificates). */
   private AgentPki pki;
+
+  /** The ingress edge; null: none (no --ingress-listen, a simulated node). */
+  private Edge edge;
 
   /** null before the first command (or a restored ledger). */
   private CommandRunner commands;
@@ -316,6 +328,15 @@ final class AgentSession {
   /** The session asks MeshCA for a certificate (the agent by default; a simulator with --certificates). */
   void usePki(AgentPki p) {
     this.pki = p;
+  }
+
+  /** The agent runs an ingress edge ({@code --ingress-listen}): drains wait for it, heartbeats carry its report. */
+  void useEdge(Edge e) {
+    this.edge = e;
+  }
+
+  Edge edge() {
+    return edge;
   }
 
   /** The node's certificate state, or null when the session asks for none. */
