@@ -40,7 +40,6 @@ import org.shredzone.acme4j.challenge.Http01Challenge;
 import org.shredzone.acme4j.connector.HttpConnector;
 import org.shredzone.acme4j.connector.NetworkSettings;
 import org.shredzone.acme4j.provider.GenericAcmeProvider;
-import org.shredzone.acme4j.util.KeyPairUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,6 +62,11 @@ final class IngressAcme {
     String alias() {
       return "acme:" + hostname + ":" + serial;
     }
+  }
+
+  static {
+    // acme4j builds its CSR and keys with BouncyCastle's provider (appended last: the JDK's stay preferred elsewhere)
+    if (java.security.Security.getProvider("BC") == null) java.security.Security.addProvider(new org.bouncycastle.jce.provider.BouncyCastleProvider());
   }
 
   private final Vertx vertx;
@@ -177,9 +181,12 @@ final class IngressAcme {
   }
 
   private static String describe(Throwable e) {
-    Throwable c = e;
-    String m = c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage();
-    return m.length() > 300 ? m.substring(0, 300) : m;
+    StringBuilder m = new StringBuilder();
+    for (Throwable c = e; c != null && m.length() < 300; c = c.getCause() == c ? null : c.getCause()) {
+      String part = c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage();
+      if (m.indexOf(part) < 0) m.append(m.length() == 0 ? "" : ": ").append(part);
+    }
+    return m.length() > 300 ? m.substring(0, 300) : m.toString();
   }
 
   // ---- the worker ----
@@ -187,7 +194,7 @@ final class IngressAcme {
   private Held issue(String hostname) throws Exception {
     Session session = new Session(directory, new Provider(trust));
     session.networkSettings().setTimeout(Duration.ofSeconds(30));
-    if (accountKey == null) accountKey = KeyPairUtils.createECKeyPair("secp256r1");
+    if (accountKey == null) accountKey = ecKeyPair();
     if (account == null) account = new AccountBuilder().agreeToTermsOfService().useKeyPair(accountKey).create(session);
     else account = session.login(account.getLocation(), accountKey).getAccount();
     Order order = account.newOrder().domain(hostname).create();
@@ -207,7 +214,7 @@ final class IngressAcme {
         tokens.remove(challenge.getToken());
       }
     }
-    KeyPair domainKey = KeyPairUtils.createECKeyPair("secp256r1");
+    KeyPair domainKey = ecKeyPair();
     order.waitUntilReady(WAIT);
     order.execute(domainKey);
     Status s = order.waitForCompletion(WAIT);
@@ -221,6 +228,13 @@ final class IngressAcme {
     long to = leaf.getNotAfter().getTime();
     long renewAt = renewEveryMs > 0 ? System.currentTimeMillis() + renewEveryMs : from + (to - from) * 2 / 3;
     return new Held(hostname, domainKey.getPrivate(), chain.toArray(new X509Certificate[0]), leaf.getSerialNumber().toString(16), to, renewAt);
+  }
+
+  /** A P-256 key pair of the JDK's provider (the TLS stack signs with it; a BouncyCastle key names itself ECDSA and is refused there). */
+  private static KeyPair ecKeyPair() throws java.security.GeneralSecurityException {
+    java.security.KeyPairGenerator g = java.security.KeyPairGenerator.getInstance("EC");
+    g.initialize(new java.security.spec.ECGenParameterSpec("secp256r1"));
+    return g.generateKeyPair();
   }
 
   /** acme4j's generic provider, its HTTP client trusting the configured CA. */
@@ -273,7 +287,7 @@ final class IngressAcme {
         for (SNIServerName n : ext.getRequestedServerNames()) {
           if (n instanceof SNIHostName host) {
             Held h = held.get(host.getAsciiName().toLowerCase(Locale.ROOT));
-            if (h != null && (keyType == null || keyType.startsWith(h.key().getAlgorithm()))) return h.alias();
+            if (h != null && fits(keyType, h.key().getAlgorithm())) return h.alias();
           }
         }
         return null;
@@ -316,6 +330,13 @@ final class IngressAcme {
         return null;
       }
     };
+  }
+
+  /** A key of {@code algorithm} serves a handshake asking for {@code keyType} (BouncyCastle names EC keys ECDSA). */
+  static boolean fits(String keyType, String algorithm) {
+    if (keyType == null) return true;
+    String alg = algorithm.startsWith("EC") ? "EC" : algorithm;
+    return keyType.startsWith(alg);
   }
 
   void close() {
