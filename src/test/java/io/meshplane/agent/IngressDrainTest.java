@@ -150,6 +150,22 @@ class IngressDrainTest {
       assertTrue(evidence.getLong("requests_during_drain") >= clients + 1, detail);
       assertEquals("drained", r.getJsonArray("_ingress").getJsonObject(0).getString("state"), "the same heartbeat shows the ingress drained");
       assertEquals(503, http.get(f.agent.listenPort(), "/readyz/ingress").statusCode());
+
+      // the coordinator completes the drain (drained), later the ingress is assigned anew (active): the listener opens again
+      f.commands.set(new JsonArray());
+      ingressState(f, "drained");
+      int seen = f.fake.heartbeats(f.nodeId()).size();
+      Await.until("two answers showing the ingress drained", 15_000, () -> f.fake.heartbeats(f.agent.verticle().session().nodeId()).size() >= seen + 2);
+      assertEquals(503, http.get(f.agent.listenPort(), "/readyz/ingress").statusCode(), "drained stays drained");
+      ingressState(f, "active");
+      Await.until("the listener open again", 15_000, () -> {
+        try (IngressFixture.Raw c = new IngressFixture.Raw(port)) {
+          return c.exchange("GET", "/again", "app.example.com").status() == 200;
+        } catch (IOException e) {
+          return false;
+        }
+      });
+      assertEquals(200, http.get(f.agent.listenPort(), "/readyz/ingress").statusCode());
     }
   }
 
