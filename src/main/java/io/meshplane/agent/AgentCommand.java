@@ -165,7 +165,12 @@ public final class AgentCommand implements Callable<Integer> {
       if (eq <= 0 || eq == o.length() - 1 || o.indexOf('=', eq + 1) >= 0) {
         throw new CommandLine.ParameterException(spec.commandLine(), "--ingress-target-override: '" + o + "' must be MESH_IP=IP");
       }
-      map.put(o.substring(0, eq).trim(), o.substring(eq + 1).trim());
+      String from = o.substring(0, eq).trim();
+      String to = o.substring(eq + 1).trim();
+      if (!from.matches("[0-9a-fA-F:.]{2,45}") || !to.matches("[0-9a-fA-F:.]{2,45}")) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--ingress-target-override: '" + o + "' must be MESH_IP=IP (IP addresses, no names)");
+      }
+      map.put(from, to);
     }
     s = s.withOverrides(map);
     if (directory != null) {
