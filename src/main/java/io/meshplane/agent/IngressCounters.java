@@ -30,6 +30,9 @@ final class IngressCounters {
     }
   }
 
+  /** The most route counters one heartbeat carries (the coordinator's limit). */
+  static final int REPORTED = 64;
+
   private Map<String, Route> byId = new HashMap<>();
 
   /** The counts of {@code id}, created when first needed. */
@@ -62,7 +65,10 @@ final class IngressCounters {
     JsonText.string(sb, table.version()).append(',');
     JsonText.key(sb, "routes").append('{');
     boolean first = true;
+    int written = 0;
     for (IngressRoutes.Route r : table.routes()) {
+      // the coordinator takes the counters of at most REPORTED routes (API.md §11): the first ones, in order
+      if (written++ == REPORTED) break;
       Route c = of(r.id());
       if (!first) sb.append(',');
       first = false;

@@ -24,7 +24,8 @@ final class IngressRoutes {
   static final Pattern HOSTNAME = Pattern.compile("^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$");
   private static final Pattern IPV4 = Pattern.compile("^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$");
   private static final Pattern IPV6 = Pattern.compile("^[0-9a-fA-F:.]{2,45}$");
-  private static final Pattern VERSION = Pattern.compile("^[0-9A-Za-z._-]{1,64}$");
+  /** As the coordinator writes versions and accepts them back (API.md §19): digits and dots, at most 40. */
+  private static final Pattern VERSION = Pattern.compile("^[0-9.]{1,40}$");
 
   /** Where a route sends its requests: a node's mesh address and the service's port. */
   record Target(String node, String service, String address, int port) {}
