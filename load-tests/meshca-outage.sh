@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # MeshCA through control-plane outages (issue 28): one replica on its embedded PostgreSQL with short lifetimes
 # (meshca.short_lifetimes, node certificates of LIFETIME), NODES simulated agents with --certificates renewing on their
-# own (renew_after at 30-50 % of the lifetime). Once every node holds a certificate and SETTLE has passed (renewals
+# own (renew_after at 30-40 % of the lifetime). Once every node holds a certificate and SETTLE has passed (renewals
 # under way), the replica is stopped (SIGTERM) for each OUTAGES entry in turn and started again on the same data. The
 # simulator counts, every 2 s, the nodes holding an expired certificate, and when the latest certificate was adopted.
 # Targets: an outage of at most half the lifetime expires nothing (the most nodes holding an expired certificate
-# from the stop until RECOVER after the return is 0); after a longer one every node renews (the simulator's adopted count
-# moves by NODES and none holds an expired one) within two heartbeats of the return, without a restart of the agents.
-# The agents' back-off after failed heartbeats is capped at max(interval, 60 s) (Backoff): that, not MeshCA, bounds how
-# soon after the return each agent's next attempt comes.
+# from the stop until RECOVER after the return is 0); after one longer than the lifetime every node renews (the
+# simulator's adopted count moves by NODES and none holds an expired one) within two heartbeats of the return, without a
+# restart of the agents. Outages are judged by what the fleet saw, stop to ready (the restart adds ~15 s to the down time
+# asked for); one between half and the whole lifetime has no target. An agent whose certificate is due retries failed
+# heartbeats under a cap of a quarter of the time left (at most the interval; the interval once expired: AgentPki.retryCapMs)
+# instead of the back-off's max(interval, 60 s), and re-sends at once a CSR that got no answer.
 # It prints a result block for RESULTS.md and exits 1 when a target is missed, 2 when setup failed.
 #
 # Usage: bash load-tests/meshca-outage.sh [JAR]
-# Env:   NODES (2000) LIFETIME (4m) INTERVAL (15s) OUTAGES ("120 360": seconds each) SETTLE (120s) RECOVER (120s: how long
+# Env:   NODES (2000) LIFETIME (4m) INTERVAL (15s) OUTAGES ("100 360": seconds of down time each) SETTLE (120s) RECOVER (120s: how long
 #        after each return the counts are watched) BUDGET (200: meshca.max_signatures_per_s; NODES / BUDGET must be well
 #        under two intervals for the second target) SERVICE_XMX (1500m) SIM_XMX (1g) KEEP_DIR
 set -euo pipefail
@@ -22,7 +24,7 @@ source "$SCRIPT_DIR/bench-lib.sh"
 NODES="${NODES:-2000}"
 LIFETIME_S="$(to_seconds "${LIFETIME:-4m}")"
 INTERVAL_S="$(to_seconds "${INTERVAL:-15s}")"
-OUTAGES="${OUTAGES:-120 360}"
+OUTAGES="${OUTAGES:-100 360}"
 SETTLE_S="$(to_seconds "${SETTLE:-120s}")"
 RECOVER_S="$(to_seconds "${RECOVER:-120s}")"
 BUDGET="${BUDGET:-200}"
@@ -88,10 +90,14 @@ for o in $OUTAGES; do
     sleep 2
   done
   read -r a last e <<<"$(sim_state)"
-  half=$((o * 2 <= LIFETIME_S))
-  if ((half)); then
+  # judged by the outage the fleet saw, stop to ready (the restart adds ~15 s to the down time asked for)
+  down_s="$(python3 -c "print('%.0f' % ($ready_at - $stop_at))")"
+  half=$((down_s * 2 <= LIFETIME_S))
+  if ((!half && down_s <= LIFETIME_S)); then
+    RESULTS+=("$(printf '  %-52s %s' "outage ${o}s (between half and the whole lifetime)" "down $down_s s (stop to ready): no target; most holding an expired certificate: $worst; adopted since the stop: $((a - base_adopted))")")
+  elif ((half)); then
     verdict="$( ((worst == 0)) && echo met || { fail=1; echo "MISSED: $worst nodes held an expired certificate"; })"
-    RESULTS+=("$(printf '  %-52s %s' "outage ${o}s (<= half the lifetime ${LIFETIME_S}s)" "down $(python3 -c "print('%.0f' % ($ready_at - $stop_at))") s (stop to ready); most nodes holding an expired certificate: $worst (target 0): $verdict; certificates adopted since the stop: $((a - base_adopted))")")
+    RESULTS+=("$(printf '  %-52s %s' "outage ${o}s (<= half the lifetime ${LIFETIME_S}s)" "down $down_s s (stop to ready); most nodes holding an expired certificate: $worst (target 0): $verdict; certificates adopted since the stop: $((a - base_adopted))")")
   else
     if [[ -n "$renewed" ]]; then
       took="$(python3 -c "print('%.1f' % ($renewed / 1000 - $ready_at))")"
@@ -102,7 +108,7 @@ for o in $OUTAGES; do
   fi
 done
 kill "$SIM" 2>/dev/null || true; wait "$SIM" 2>/dev/null || true; SIM=""
-echo "MeshCA outage drill: 1 replica (embedded PostgreSQL), $NODES simulated agents with --certificates, node lifetime ${LIFETIME_S}s (renewal at 30-50 %), heartbeats every ${INTERVAL_S}s, meshca.max_signatures_per_s $BUDGET"
+echo "MeshCA outage drill: 1 replica (embedded PostgreSQL), $NODES simulated agents with --certificates, node lifetime ${LIFETIME_S}s (renewal at 30-40 %), heartbeats every ${INTERVAL_S}s, meshca.max_signatures_per_s $BUDGET"
 printf '%s\n' "${RESULTS[@]}"
 echo "simulator: $(grep '^\[sim\] done' "$WORK/sim.out" || true)"
 echo "replica log ERROR lines: $(grep -c ERROR "$WORK/replica.log" || true); simulator stderr lines: $(wc -l <"$WORK/sim.err")"

@@ -70,7 +70,7 @@ export function nodeCertificate(ctx, id, { refresh }) {
         ['Expires', [fmtTime(current.not_after), ' ', h('span', { class: 'muted', 'data-test': 'node-certificate-expires' },
           `(${expiresIn(Math.round((Date.parse(current.not_after) - Date.now()) / 1000))})`)]],
         ['Valid from', fmtTime(current.not_before)],
-        ['Renew after', h('span', { class: 'muted' }, 'not kept by the coordinator (told to the node: 30–50 % of the lifetime)')],
+        ['Renew after', h('span', { class: 'muted' }, 'not kept by the coordinator (told to the node: 30–40 % of the lifetime)')],
         ['Issuer', h('span', { class: 'mono', 'data-test': 'node-certificate-issuer' }, str(current.issuer))],
         ['SPIFFE ID', h('span', { class: 'mono break' }, str(current.spiffe_id))],
         ['WireGuard key', h('span', { class: 'mono break' }, str(current.wireguard_key))],

@@ -13,6 +13,10 @@ public enum Permission {
   NODES_SERVICES("nodes:services"),
   ACL_READ("acl:read"),
   ACL_WRITE("acl:write"),
+  /** Ingress routes (API.md §18): reading them. */
+  INGRESS_READ("ingress:read"),
+  /** Ingress routes: creating, replacing and deleting them. */
+  INGRESS_WRITE("ingress:write"),
   AUDIT_READ("audit:read"),
   EVENTS_READ("events:read"),
   HEARTBEAT("heartbeat"),

@@ -84,6 +84,9 @@ final class AgentPki {
 
   // ---- the heartbeat's pki block ----
 
+  /** A CSR went out and no answer has come back yet. */
+  private boolean csrInFlight;
+
   /** Whether the next heartbeat carries a CSR. */
   boolean wantsCsr(long nowMs, String wireguardKey) {
     if (nowMs < notBeforeNextCsrMs) return false;
@@ -121,12 +124,39 @@ final class AgentPki {
       JsonText.string(sb, csr());
       // one CSR in flight: the answer adopts, defers or refuses it; a lost answer (or a coordinator without MeshCA) waits
       notBeforeNextCsrMs = nowMs + RETRY_MS;
+      csrInFlight = true;
     }
     sb.append('}');
   }
 
   /** Reissue operations under way: the operation id and the serial held when it came. */
   private final java.util.Map<String, String> reissues = new java.util.HashMap<>();
+
+  /**
+   * The heartbeat that carried a CSR got no answer (no coordinator reached, or a 5xx): nothing was signed
+   * for it, so the next heartbeat carries the CSR again rather than waiting {@link #RETRY_MS}.
+   */
+  void unanswered() {
+    if (csrInFlight) notBeforeNextCsrMs = 0;
+    csrInFlight = false;
+  }
+
+  /** The least a failed heartbeat's retry may be capped at ({@link #retryCapMs}). */
+  static final long MIN_URGENT_RETRY_MS = 1000;
+
+  /**
+   * The longest a failed heartbeat may wait before its retry, for the certificate held:
+   * {@code Long.MAX_VALUE} (the back-off decides) when none is held or it is not due; when it is due, a
+   * quarter of the time it has left, at most the interval and at least {@link #MIN_URGENT_RETRY_MS}, so
+   * that a node renews within seconds of the coordinator's return however long it was away before
+   * its certificate runs out; when it has expired (renewal within the grace), the interval. Only the
+   * nodes whose certificate is due retry faster, and never faster than once a second.
+   */
+  long retryCapMs(long nowMs, long intervalMs) {
+    if (cert == null || !(renewNow || nowMs >= renewAfterMs || nowMs >= notAfterMs)) return Long.MAX_VALUE;
+    if (nowMs >= notAfterMs) return Math.max(MIN_URGENT_RETRY_MS, intervalMs);
+    return Math.max(MIN_URGENT_RETRY_MS, Math.min(intervalMs, (notAfterMs - nowMs) / 4));
+  }
 
   boolean holdsCertificate() {
     return cert != null;
@@ -179,6 +209,7 @@ final class AgentPki {
 
   /** Applies an answer's {@code pki} block. */
   Applied apply(JsonObject p, long nowMs) {
+    csrInFlight = false;
     boolean bundleChanged = false;
     if (p.getValue("bundle") instanceof JsonObject b && b.getValue("version") instanceof String v && b.getValue("pem") instanceof String pem) {
       List<X509Certificate> roots = certificates(pem);

@@ -297,10 +297,15 @@ final class AgentSession {
   /**
    * After a failed exchange: moves to the next coordinator when this one is at fault (no answer, a 5xx),
    * and returns the wait before the next try: 0 while some coordinator of this round has not been
-   * tried, else the back-off (at least what {@code Retry-After} asked, within the cap).
+   * tried, else the back-off (at least what {@code Retry-After} asked, within the cap; a lower cap while
+   * the node's certificate is due and runs out: {@link AgentPki#retryCapMs}).
    */
   long afterFailure(Reply r, Backoff backoff, int coordinators, long intervalOverrideMs) {
-    return pacing.afterFailure(r, backoff, coordinators, intervalOverrideMs);
+    if (pki == null) return pacing.afterFailure(r, backoff, coordinators, intervalOverrideMs);
+    long now = System.currentTimeMillis();
+    // a CSR that got no answer was not signed: the next heartbeat carries it again instead of holding it back
+    if (r.coordinatorsFault()) pki.unanswered();
+    return pacing.afterFailure(r, backoff, coordinators, intervalOverrideMs, pki.retryCapMs(now, pacing.intervalMs(intervalOverrideMs)));
   }
 
   // ---- persistence (reference agent) ----

@@ -7,8 +7,9 @@ import java.util.function.DoubleSupplier;
  * When to try again. After the n-th failed round the wait is drawn uniformly ("full jitter") between
  * half the base and the envelope {@code min(cap, base * 2^(n-1))}, the cap being {@code max(interval,
  * 60 s)}: a fleet that lost its coordinator spreads its retries instead of returning in waves, and no
- * single node ever tries more than twice per base period, however long the outage. Accepted heartbeats
- * follow the interval with ±10 % jitter.
+ * single node ever tries more than twice per base period, however long the outage. A node whose MeshCA
+ * certificate is due and runs out retries under a lower cap ({@link AgentPki#retryCapMs}), so that it
+ * renews soon after the coordinator returns. Accepted heartbeats follow the interval with ±10 % jitter.
  */
 final class Backoff {
   static final long DEFAULT_BASE_MS = 1000;
@@ -38,15 +39,23 @@ final class Backoff {
 
   /** The most a wait after {@code failures} failed rounds can be. */
   long envelopeMs(int failures, long intervalMs) {
+    return envelope(failures, capMs(intervalMs));
+  }
+
+  private long envelope(int failures, long cap) {
     int doublings = Math.min(Math.max(failures, 1) - 1, 40);
-    long cap = capMs(intervalMs);
     return doublings >= 40 || (baseMs << doublings) > cap || (baseMs << doublings) < 0 ? cap : baseMs << doublings;
   }
 
   /** The wait after {@code failures} (>= 1) failed rounds in a row. */
   long delayMs(int failures, long intervalMs) {
+    return delayMs(failures, intervalMs, capMs(intervalMs));
+  }
+
+  /** As above under a lower cap (at least the base): a node whose certificate runs out retries sooner. */
+  long delayMs(int failures, long intervalMs, long capMs) {
     long floor = baseMs / 2;
-    long envelope = envelopeMs(failures, intervalMs);
+    long envelope = envelope(failures, Math.max(baseMs, Math.min(capMs, capMs(intervalMs))));
     return floor + (long) (random.getAsDouble() * (envelope - floor));
   }
 

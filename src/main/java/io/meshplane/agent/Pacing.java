@@ -71,6 +71,15 @@ final class Pacing {
 
   /** See {@link AgentSession#afterFailure}. */
   long afterFailure(Reply r, Backoff backoff, int coordinators, long intervalOverrideMs) {
+    return afterFailure(r, backoff, coordinators, intervalOverrideMs, Long.MAX_VALUE);
+  }
+
+  /**
+   * As above, with {@code urgentCapMs}: the longest wait the node's state allows (its certificate due
+   * for renewal runs out: {@link AgentPki#retryCapMs}); it lowers the back-off's cap and a
+   * {@code Retry-After}, never below the back-off's floor.
+   */
+  long afterFailure(Reply r, Backoff backoff, int coordinators, long intervalOverrideMs, long urgentCapMs) {
     if (r.coordinatorsFault() && coordinators > 1) {
       url = (url + 1) % coordinators;
       if (++tried < coordinators) return 0;
@@ -78,8 +87,9 @@ final class Pacing {
     tried = 0;
     failures++;
     long interval = intervalMs(intervalOverrideMs);
-    long wait = backoff.delayMs(failures, interval);
-    if (r.retryAfterMs() > wait) wait = Math.min(r.retryAfterMs(), Backoff.capMs(interval));
+    long cap = Math.min(Backoff.capMs(interval), Math.max(backoff.baseMs(), urgentCapMs));
+    long wait = backoff.delayMs(failures, interval, cap);
+    if (r.retryAfterMs() > wait) wait = Math.min(r.retryAfterMs(), cap);
     return wait;
   }
 }

@@ -29,6 +29,7 @@ final class ReplicaModules {
   final AuthModule auth;
   final PolicyModule policy;
   final OpsModule ops;
+  final io.meshplane.ingress.IngressModule ingress;
   // assigned once, in the constructor; not final because modules built before them read them at call time
   HeartbeatModule heartbeat;
   final io.meshplane.watch.WatchModule watch;
@@ -62,20 +63,24 @@ final class ReplicaModules {
     // operations answer with the node record, which the node feature (built last) reads: asked at call time
     ops = new OpsModule(vertx, p, reads, audit.log(), changes, (caller, id) -> nodes.service().get(caller, id), config.relays(),
         observability.mesh(), cursors, config.operationsDeadline());
+    // ingress routes follow the change log after the policy and operations (a target's services come from work entries);
+    // a route's reachability is the policy feature's check
+    ingress = new io.meshplane.ingress.IngressModule(p, reads, audit.log(), changes, cursors, policy::reach);
     // MeshCA follows the change log (its revocation list) and records in the audit trail
     meshca = new io.meshplane.meshca.MeshcaModule(vertx, hz, p, reads, changes, audit.log(), cursors, observability.mesh().registry(),
         config.meshca(), () -> heartbeat.liveNodes());
-    heartbeat = new HeartbeatModule(vertx, hz, p, reads, changes, policy, ops, meshca.nodePki(), observability.mesh(), cursors,
+    heartbeat = new HeartbeatModule(vertx, hz, p, reads, changes, policy, ops, meshca.nodePki(), ingress, observability.mesh(), cursors,
         new HeartbeatModule.Settings(
         config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog(), config.pendingTtl()));
     ownerHint = heartbeat.ownerHint();
     // after the policy and operations features: its follower of the change log sees each entry after theirs
-    watch = new io.meshplane.watch.WatchModule(vertx, hz, changes, policy, ops, meshca.nodePki(), ownerHint,
+    watch = new io.meshplane.watch.WatchModule(vertx, hz, changes, policy, ops, meshca.nodePki(), ingress, ownerHint,
         observability.mesh().registry(), config.watch());
     auth.onDenied(watch::credentialDenied);
     // a deletion revokes the node's certificates (MeshCA's) in its transaction
     nodes = new NodeModule(p, reads, auth.agentCredentials(), audit.log(), heartbeat.liveNodes(), changes, policy, meshca.nodePki(),
         config.relays(), cursors, config.addressPool());
+    nodes.service().ingress(ingress);
     // bulk actions go through the inventory's and the operations' single-node paths, with at most a quarter
     // of the main pool's connections (4 at the default 16) held by their per-node actions
     bulk = new BulkModule(p, audit.log(), nodes.service(), ops,
@@ -93,6 +98,6 @@ final class ReplicaModules {
         () -> (long) heartbeats.count(),
         () -> new long[] {ops.outcomes().succeeded(), ops.outcomes().failed(), ops.outcomes().expired()},
         intervalSeconds));
-    all = List.of(changes, policy, ops, meshca, heartbeat, watch, auth, nodes, bulk, audit, panel);
+    all = List.of(changes, policy, ops, ingress, meshca, heartbeat, watch, auth, nodes, bulk, audit, panel);
   }
 }

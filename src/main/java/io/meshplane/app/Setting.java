@@ -57,7 +57,7 @@ public enum Setting {
   MESHCA_SECRET("meshca.secret", "MESH_MESHCA_SECRET", "", "MeshCA: the secret (at least 32 bytes, the same on every replica) that seals the CA's private keys in PostgreSQL (a secret: set it through the environment, never in the file; never logged); empty with meshca.secret_file empty = generated at the first start in meshca.secret beside auth.keys_dir (single replica)"),
   MESHCA_SECRET_FILE("meshca.secret_file", "MESH_MESHCA_SECRET_FILE", "", "MeshCA: a file holding the secret (a mounted Kubernetes secret), instead of meshca.secret"),
   MESHCA_TRUST_DOMAIN("meshca.trust_domain", "MESH_MESHCA_TRUST_DOMAIN", "mesh.local", "MeshCA: the SPIFFE trust domain of node certificates (spiffe://<trust domain>/team/<t>/env/<e>/node/<id>)"),
-  MESHCA_NODE_LIFETIME("meshca.node_lifetime", "MESH_MESHCA_NODE_LIFETIME", "24h", "MeshCA: how long a node certificate is valid; nodes renew at a random point of 30-50 % of it"),
+  MESHCA_NODE_LIFETIME("meshca.node_lifetime", "MESH_MESHCA_NODE_LIFETIME", "24h", "MeshCA: how long a node certificate is valid; nodes renew at a random point of 30-40 % of it"),
   MESHCA_RENEWAL_GRACE("meshca.renewal_grace", "MESH_MESHCA_RENEWAL_GRACE", "7d", "MeshCA: how long after its certificate expired a node may still renew with its agent token alone"),
   MESHCA_MAX_SIGNATURES_PER_S("meshca.max_signatures_per_s", "MESH_MESHCA_MAX_SIGNATURES_PER_S", "50", "MeshCA: node certificates signed per second by the whole cluster (shared by every replica); CSRs beyond it are deferred"),
   MESHCA_CRL_URL("meshca.crl_url", "MESH_MESHCA_CRL_URL", "", "MeshCA: the CRL distribution point written into node certificates; empty = <cluster.advertise_url>/v1/meshca/crl, or http://localhost:<http.port>/v1/meshca/crl without one"),

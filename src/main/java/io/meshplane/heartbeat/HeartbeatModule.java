@@ -50,6 +50,7 @@ public final class HeartbeatModule implements Module, NodeJournal {
   private final NodePolicy policy;
   private final NodeWork work;
   private final io.meshplane.node.NodePki pki;
+  private final io.meshplane.node.NodeIngress ingress;
   private final LiveOwners owners;
   private volatile String writeBehindDeployment;
   private long unconfirmedTimer = -1;
@@ -61,10 +62,12 @@ public final class HeartbeatModule implements Module, NodeJournal {
    * @param policy where heartbeat answers get their relay, peers and acl
    * @param work where they get services, ingress and commands, and where command results go
    * @param pki where they get the {@code pki} block, and where a CSR goes
+   * @param ingress where they get the {@code ingress_routes} block
    */
   public HeartbeatModule(Vertx vertx, HazelcastInstance hz, Pool pool, Pool reads, ChangeLog.Feed changes, NodePolicy policy, NodeWork work,
-      io.meshplane.node.NodePki pki, MeshMetrics metrics, Cursors cursors, Settings settings) {
+      io.meshplane.node.NodePki pki, io.meshplane.node.NodeIngress ingress, MeshMetrics metrics, Cursors cursors, Settings settings) {
     this.policy = policy;
+    this.ingress = ingress;
     this.pki = pki;
     this.work = work;
     this.vertx = vertx;
@@ -132,7 +135,7 @@ public final class HeartbeatModule implements Module, NodeJournal {
     if (api.forMachines()) {
       HeartbeatBatcher batcher = new HeartbeatBatcher(vertx.getOrCreateContext(), live.map(), HEARTBEAT_MAX_BATCH,
           metrics.heartbeatBatchSize, metrics.heartbeatStoreRetries);
-      HeartbeatRoutes.mount(api, new HeartbeatService(batcher, metrics, settings.interval().toSeconds(), owners, policy, work, pki));
+      HeartbeatRoutes.mount(api, new HeartbeatService(batcher, metrics, settings.interval().toSeconds(), owners, policy, work, pki, ingress));
     }
     EventRoutes.mount(api, new EventService(repository), cursors);
   }

@@ -27,7 +27,9 @@ public record HeartbeatRequest(
     List<JsonObject> commandResults,
     long knownPeers,
     long knownAcl,
-    NodePki.Report pki) {
+    NodePki.Report pki,
+    String ingressVersion,
+    String ingressStats) {
 
   /** A CSR's base64 at most (a P-256 or Ed25519 CSR is about 300-700 characters, as PEM or base64). */
   static final int MAX_CSR_CHARS = 8192;
@@ -97,9 +99,10 @@ public record HeartbeatRequest(
         pki = pki(f, pk);
       }
     }
+    String[] ingressReport = IngressReport.parse(f, body.getValue("ingress_routes"));
     f.check();
     return new HeartbeatRequest(endpoints, key, relay, routes, services, ingress, telemetry,
-        results, knownPeers, knownAcl, pki);
+        results, knownPeers, knownAcl, pki, ingressReport[0], ingressReport[1]);
   }
 
   /** The {@code pki} block (API.md §11): every member optional; shapes only (the CSR is read off the event loop). */

@@ -5,6 +5,7 @@ import io.meshplane.common.Ids;
 import io.meshplane.common.Refusal;
 import io.meshplane.common.RequestInfo;
 import io.meshplane.common.Times;
+import io.meshplane.node.NodeIngress;
 import io.meshplane.node.NodeKeys;
 import io.meshplane.node.NodePki;
 import io.meshplane.node.NodePolicy;
@@ -43,9 +44,11 @@ final class HeartbeatService {
   private final NodePki pki;
   private final String interval;
   private final OwnerHint owner;
+  private final NodeIngress ingress;
 
   HeartbeatService(HeartbeatBatcher batcher, MeshMetrics metrics, long intervalSeconds, OwnerHint owner, NodePolicy policy, NodeWork work,
-      NodePki pki) {
+      NodePki pki, NodeIngress ingress) {
+    this.ingress = ingress;
     this.batcher = batcher;
     this.pki = pki;
     this.owner = owner;
@@ -91,7 +94,8 @@ final class HeartbeatService {
     NodePki.Report pr = hb.pki();
     LiveNode live = new LiveNode(now, true, orEmpty(hb.endpoints()), hb.publicKey() == null ? "" : hb.publicKey(),
         hb.relay() == null ? "" : hb.relay(), orEmpty(hb.routes()), hb.telemetry(), hb.knownPeers(), hb.knownAcl(),
-        orEmpty(hb.services()), pkiBundle(pr), pkiIssuer(pr), pr == null || pr.serial() == null ? "" : pr.serial());
+        orEmpty(hb.services()), pkiBundle(pr), pkiIssuer(pr), pr == null || pr.serial() == null ? "" : pr.serial(),
+        hb.ingressVersion(), hb.ingressStats());
     return batcher.submit(id, live)
         // the map write failed (its partition's owner just died, say): not acknowledged, so the agent's
         // next beat carries the same state; a second is enough for the cluster to take over
@@ -110,6 +114,8 @@ final class HeartbeatService {
           owner.append(id, out);
           policy.answer(id, hb.knownPeers(), hb.knownAcl(), out);
           pki.answer(id, hb.pki(), issued, out);
+          // the ingress routes this node serves: O(1) when it reported the current version, nothing when it serves none
+          ingress.answer(id, hb.ingressVersion(), out);
           work.answer(id, out);
           return out;
         });

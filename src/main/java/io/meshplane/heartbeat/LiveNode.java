@@ -29,6 +29,10 @@ import java.util.Objects;
  *     rotation counts before it advances (a query on the map). Not written to PostgreSQL.
  * @param pkiIssuer the id of the authority that issued the certificate the node holds ("" for none)
  * @param pkiSerial the serial of that certificate ("" for none): what a reissue operation is checked against
+ * @param ingressVersion the ingress routes version the heartbeat reported applying ("" for none): the node
+ *     record's {@code ingress_sync}. Not written to PostgreSQL.
+ * @param ingressStats the per-route counters of that report, as compact JSON ("" for none; at most 64
+ *     routes, re-encoded from the validated report): the node record's {@code ingress_stats}
  */
 public record LiveNode(
     long heartbeatAt,
@@ -43,11 +47,20 @@ public record LiveNode(
     String[] services,
     String pkiBundle,
     String pkiIssuer,
-    String pkiSerial) {
+    String pkiSerial,
+    String ingressVersion,
+    String ingressStats) {
 
   public static final String PKI_BUNDLE_FIELD = "pkiBundle";
   public static final String PKI_ISSUER_FIELD = "pkiIssuer";
   public static final String PKI_SERIAL_FIELD = "pkiSerial";
+
+  /** An entry without ingress routes' fields (a heartbeat without an {@code ingress_routes} block). */
+  public LiveNode(long heartbeatAt, boolean dirty, String[] endpoints, String publicKey, String relay, String[] routes, String telemetry,
+      long knownPeers, long knownAcl, String[] services, String pkiBundle, String pkiIssuer, String pkiSerial) {
+    this(heartbeatAt, dirty, endpoints, publicKey, relay, routes, telemetry, knownPeers, knownAcl, services, pkiBundle, pkiIssuer, pkiSerial,
+        "", "");
+  }
 
   /** An entry without MeshCA's fields (a heartbeat without a {@code pki} block). */
   public LiveNode(long heartbeatAt, boolean dirty, String[] endpoints, String publicKey, String relay, String[] routes, String telemetry,
@@ -77,7 +90,8 @@ public record LiveNode(
   }
 
   public LiveNode clean() {
-    return new LiveNode(heartbeatAt, false, endpoints, publicKey, relay, routes, telemetry, knownPeers, knownAcl, services, pkiBundle, pkiIssuer, pkiSerial);
+    return new LiveNode(heartbeatAt, false, endpoints, publicKey, relay, routes, telemetry, knownPeers, knownAcl, services, pkiBundle, pkiIssuer, pkiSerial,
+        ingressVersion, ingressStats);
   }
 
   @Override
@@ -85,7 +99,8 @@ public record LiveNode(
     return o instanceof LiveNode n && heartbeatAt == n.heartbeatAt && dirty == n.dirty && Arrays.equals(endpoints, n.endpoints)
         && Objects.equals(publicKey, n.publicKey) && relay.equals(n.relay) && Arrays.equals(routes, n.routes)
         && telemetry.equals(n.telemetry) && knownPeers == n.knownPeers && knownAcl == n.knownAcl
-        && Arrays.equals(services, n.services) && pkiBundle.equals(n.pkiBundle) && pkiIssuer.equals(n.pkiIssuer) && pkiSerial.equals(n.pkiSerial);
+        && Arrays.equals(services, n.services) && pkiBundle.equals(n.pkiBundle) && pkiIssuer.equals(n.pkiIssuer) && pkiSerial.equals(n.pkiSerial)
+        && ingressVersion.equals(n.ingressVersion) && ingressStats.equals(n.ingressStats);
   }
 
   @Override
@@ -113,7 +128,10 @@ public record LiveNode(
           // absent in entries written before MeshCA's fields (a rolling upgrade): none reported
           in.getFieldKind(PKI_BUNDLE_FIELD) == FieldKind.STRING ? orEmpty(in.readString(PKI_BUNDLE_FIELD)) : "",
           in.getFieldKind(PKI_ISSUER_FIELD) == FieldKind.STRING ? orEmpty(in.readString(PKI_ISSUER_FIELD)) : "",
-          in.getFieldKind(PKI_SERIAL_FIELD) == FieldKind.STRING ? orEmpty(in.readString(PKI_SERIAL_FIELD)) : "");
+          in.getFieldKind(PKI_SERIAL_FIELD) == FieldKind.STRING ? orEmpty(in.readString(PKI_SERIAL_FIELD)) : "",
+          // absent in entries written before ingress routes (a rolling upgrade): none reported
+          in.getFieldKind("ingressVersion") == FieldKind.STRING ? orEmpty(in.readString("ingressVersion")) : "",
+          in.getFieldKind("ingressStats") == FieldKind.STRING ? orEmpty(in.readString("ingressStats")) : "");
     }
 
     @Override
@@ -133,6 +151,8 @@ public record LiveNode(
       out.writeString(PKI_BUNDLE_FIELD, n.pkiBundle());
       out.writeString(PKI_ISSUER_FIELD, n.pkiIssuer());
       out.writeString(PKI_SERIAL_FIELD, emptyToNull(n.pkiSerial()));
+      out.writeString("ingressVersion", emptyToNull(n.ingressVersion()));
+      out.writeString("ingressStats", emptyToNull(n.ingressStats()));
     }
 
     private static String join(String[] items) {

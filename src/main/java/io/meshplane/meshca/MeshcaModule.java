@@ -100,7 +100,7 @@ public final class MeshcaModule implements Module {
      * @param serial 32 lower-case hex digits
      * @param certificatePem the node's certificate
      * @param chainPem what the node presents after its certificate: the intermediate (the root is in the bundle)
-     * @param renewAfter when the node should send its next CSR: a random point between 30 % and 50 % of the lifetime
+     * @param renewAfter when the node should send its next CSR: a random point between 30 % and 40 % of the lifetime
      * @param bundleVersion the version of the trust bundle the chain verifies under
      * @param issuer the id of the intermediate that signed it (the agent reports it back: a rotation counts it)
      */

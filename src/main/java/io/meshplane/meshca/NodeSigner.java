@@ -54,6 +54,10 @@ final class NodeSigner {
    */
   static final ASN1ObjectIdentifier WIREGUARD_KEY_OID = new ASN1ObjectIdentifier("2.25.90207180104445211470672057157098979444");
 
+  /** Where {@code renew_after} falls: a random point of [RENEW_FROM, RENEW_FROM + RENEW_SPREAD) of the lifetime. */
+  static final double RENEW_FROM = 0.30;
+  static final double RENEW_SPREAD = 0.10;
+
   /** What the signing pool hands back: a certificate to record, or the seconds to wait. */
   private record Signed(CertificateRepository.Cert row, String pem, Instant renewAfter, int retryAfter) {}
 
@@ -111,10 +115,13 @@ final class NodeSigner {
     Authorities.Hierarchy h = authorities.current();
     if (h == null) return Future.failedFuture(Refusal.unavailable("meshca_starting", "MeshCA has not loaded its hierarchy yet", 5));
     return work.<Signed>submit(node.nodeId(), node.team() + "/" + node.environment(), "certificate signature", deadline -> {
+      boolean held = notBefore != null && Instant.now().isBefore(notBefore);
+      // over the budget: deferred before the check (a mass issuance's deferrals cost no CSR check each; a bad CSR is
+      // refused once the budget could sign it). A node held back is checked first: it is refused as always.
+      int early = held ? 0 : budget.waitSeconds();
+      if (early > 0) return new Signed(null, null, null, early);
       SubjectPublicKeyInfo spki = Csrs.check(csr);
-      if (notBefore != null && Instant.now().isBefore(notBefore)) {
-        return new Signed(null, null, null, (int) Math.max(1, Duration.between(Instant.now(), notBefore).toSeconds() + 1));
-      }
+      if (held) return new Signed(null, null, null, (int) Math.max(1, Duration.between(Instant.now(), notBefore).toSeconds() + 1));
       int wait = budget.take();
       if (wait > 0) return new Signed(null, null, null, wait);
       deadline.check();
@@ -172,9 +179,10 @@ final class NodeSigner {
       b.addExtension(WIREGUARD_KEY_OID, false, new DEROctetString(node.wireguardKeyBytes()));
       der = b.build(Pki.signer(h.intermediate().key())).getEncoded();
       byte[] spkiDer = spki.getEncoded();
-      // renewal at a random point of 30-50 % of the lifetime: renewals spread, and an outage of half the lifetime expires nothing
+      // renewal at a random point of 30-40 % of the lifetime: renewals spread, and an outage of half the lifetime expires
+      // nothing: the node due last still has 10 % of the lifetime to reach a returned coordinator (AgentPki.retryCapMs)
       long life = Duration.between(now, notAfter).toMillis();
-      Instant renewAfter = now.plusMillis((long) (life * (0.30 + 0.20 * ThreadLocalRandom.current().nextDouble())));
+      Instant renewAfter = now.plusMillis((long) (life * (RENEW_FROM + RENEW_SPREAD * ThreadLocalRandom.current().nextDouble())));
       CertificateRepository.Cert row = new CertificateRepository.Cert(Pki.hex(serial), node.nodeId(), node.team(), node.environment(),
           Pki.sha256Hex(spkiDer), node.wireguardKey(), h.intermediate().id(), notBefore, notAfter, now, null, null, der);
       return new Signed(row, Pki.pem("CERTIFICATE", der), renewAfter, 0);

@@ -10,10 +10,13 @@ import java.util.Set;
  * behind it): the live fields of nodes, their status, and forgetting a deleted node.
  */
 public interface LiveNodes {
-  /** What a node's last accepted heartbeat said. */
+  /**
+   * What a node's last accepted heartbeat said; {@code ingressVersion} and {@code ingressStats} are its
+   * {@code ingress_routes} report ("" for none; the stats as compact JSON).
+   */
   record Live(long heartbeatAt, String[] endpoints, String reportedRelay, String reportedKey, String[] routes, String telemetry,
       long knownPeers, long knownAcl, String[] services, String pkiBundle, String pkiIssuer,
-      String pkiSerial) {}
+      String pkiSerial, String ingressVersion, String ingressStats) {}
 
   /**
    * What a CA rotation counts before it advances: the online nodes that reported a {@code pki} block,

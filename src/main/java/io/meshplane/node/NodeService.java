@@ -48,6 +48,7 @@ public final class NodeService implements NodeActions {
   private final NodePolicy policy;
   private final NodeCertificates certificates;
   private final NodePki pki;
+  private volatile NodeIngress ingress = NodeIngress.NONE;
   private final Relays relays;
   private final String poolBase;
   private final long poolSize;
@@ -80,6 +81,11 @@ public final class NodeService implements NodeActions {
     int slash = addressPool.indexOf('/');
     this.poolBase = addressPool.substring(0, slash);
     this.poolSize = 1L << (32 - Integer.parseInt(addressPool.substring(slash + 1)));
+  }
+
+  /** The ingress routes feature's door ({@code ingress_sync}); wired once, before the replica serves. */
+  public void ingress(NodeIngress door) {
+    this.ingress = door;
   }
 
   public Future<JsonObject> enroll(Caller caller, RequestInfo request, EnrollRequest req) {
@@ -305,6 +311,8 @@ public final class NodeService implements NodeActions {
         .put("acl_matches", new JsonArray(policy.aclMatches(r.id())))
         .put("policy_sync", sync(r, l))
         .put("pki_sync", pki.sync(l == null ? "" : l.pkiBundle(), l == null ? "" : l.pkiIssuer(), l == null ? "" : l.pkiSerial()))
+        .put("ingress_sync", ingress.sync(r.id(), l == null ? "" : l.ingressVersion()))
+        .put("ingress_stats", l == null || l.ingressStats().isEmpty() ? null : new JsonObject(l.ingressStats()))
         .put("telemetry", telemetry(r.id(), telemetry))
         .put("created_at", Times.format(r.createdAt()))
         .put("updated_at", Times.format(r.updatedAt()));

@@ -126,6 +126,23 @@ final class Evaluation {
     return out;
   }
 
+  /**
+   * Whether a grant whose source names {@code tag} itself (or {@code *}) lets it reach node {@code d} on
+   * proto/port: the tag as a principal, whichever nodes carry it now. Grants only allow, so such a grant
+   * also covers every node that carries the tag. O(grants x selectors).
+   */
+  boolean tagAllowed(String tag, int d, String proto, int port) {
+    BitSet to = dst(d);
+    for (Grant g : policy.grants()) {
+      if (!to.get(g.index()) || !g.allows(proto, port)) continue;
+      for (PolicyDocument.Selector sel : g.src()) {
+        if (sel instanceof PolicyDocument.Any || sel instanceof PolicyDocument.Tag t && t.text().equals(tag)) return true;
+      }
+      deadline.tick();
+    }
+    return false;
+  }
+
   boolean allowed(int s, int d, String proto, int port) {
     return !allowing(s, d, proto, port).isEmpty();
   }

@@ -119,6 +119,16 @@ public final class PolicyModule implements Module, NodePolicy {
     return Future.succeededFuture();
   }
 
+  /**
+   * An ingress route's reachability check (API.md §18): whether the current policy of team/env lets
+   * {@code tag} reach node {@code target} on proto/port, on the preview pool. Completes with
+   * {@code {policy_version, missing}} (missing: null, or the sentence naming the grant that is missing).
+   */
+  public Future<JsonObject> reach(io.meshplane.access.Caller caller, String team, String env, String tag, String target, String proto,
+      int port) {
+    return service.reach(caller, new PolicyService.Scope(team, env), tag, target, proto, port);
+  }
+
   public PolicyService service() {
     return service;
   }

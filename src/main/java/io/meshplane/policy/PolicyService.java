@@ -314,6 +314,39 @@ final class PolicyService {
     }));
   }
 
+  /**
+   * Whether the current policy lets {@code tag} (as a principal, and each node carrying it) reach node
+   * {@code target} on proto/port: an ingress route's check (API.md §18), evaluated like a preview, on the
+   * preview pool against the model's copy of the inventory. {@code {policy_version, missing}}: missing is
+   * null when allowed, else a sentence naming the grant that is missing.
+   */
+  public Future<JsonObject> reach(Caller caller, Scope scope, String tag, String target, String proto, int port) {
+    inside(caller, scope);
+    return policies.current(scope.team(), scope.environment()).compose(current -> evaluate(previews, caller, scope, deadline -> {
+      PolicyDocument now = current == null ? PolicyDocument.EMPTY : PolicyDocument.parse(current.policy());
+      PeerModel.Inventory inventory = model.inventory(scope.team(), scope.environment(), changes.position(), deadline);
+      Evaluation e = new Evaluation(now, inventory.nodes(), deadline);
+      JsonObject out = new JsonObject().put("policy_version", current == null ? 0 : current.version());
+      int d = e.find(target);
+      String portText = proto + "/" + port;
+      if (d < 0) return out.put("missing", "the target node is not known to the policy yet; retry");
+      NodeFacts dst = e.node(d);
+      String dstText = dst.tags().length > 0 ? dst.tags()[0] : dst.name();
+      String names = dst.name() + (dst.tags().length > 0 ? " (" + String.join(", ", dst.tags()) + ")" : "");
+      if (!e.tagAllowed(tag, d, proto, port)) {
+        return out.put("missing", "no grant lets " + tag + " reach " + names + " " + portText + ": add {\"src\": [\"" + tag
+            + "\"], \"dst\": [\"" + dstText + "\"], \"ports\": [\"" + portText + "\"]} to the policy of " + scope.team() + "/"
+            + scope.environment());
+      }
+      for (int s : e.named(tag)) {
+        if (s != d && !e.allowed(s, d, proto, port)) {
+          return out.put("missing", "no grant lets " + e.node(s).name() + " (" + tag + ") reach " + names + " " + portText);
+        }
+      }
+      return out.putNull("missing");
+    }));
+  }
+
   /** Runs {@code check} of the candidate; its refusal names the candidate's own pointers under {@code /policy}. */
   private static <T> T underPolicy(java.util.function.Supplier<T> check) {
     try {

@@ -56,6 +56,7 @@ final class WatchDispatch implements ChangeLog.Follower {
   private final NodePolicy policy;
   private final NodeWork work;
   private final NodePki pki;
+  private final io.meshplane.node.NodeIngress ingress;
   private final OwnerHint hint;
   private final WatchMetrics metrics;
   private final WatchModule.Settings settings;
@@ -74,9 +75,10 @@ final class WatchDispatch implements ChangeLog.Follower {
   private volatile long seq;
   private volatile long committedAt;
 
-  WatchDispatch(WatchHub hub, NodePolicy policy, NodeWork work, NodePki pki, OwnerHint hint, WatchMetrics metrics,
-      WatchModule.Settings settings) {
+  WatchDispatch(WatchHub hub, NodePolicy policy, NodeWork work, NodePki pki, io.meshplane.node.NodeIngress ingress, OwnerHint hint,
+      WatchMetrics metrics, WatchModule.Settings settings) {
     this.hub = hub;
+    this.ingress = ingress;
     this.pki = pki;
     this.policy = policy;
     this.work = work;
@@ -134,7 +136,8 @@ final class WatchDispatch implements ChangeLog.Follower {
         everything = true;
       }
       // pki: a revocation, or a new state of the CA hierarchy (a rotation's bundle): MeshCA applied it before this follower
-      case "enroll", "retag", "policy", "live", "online", "pki" -> everything = true;
+      // ingress: a team+environment's routes (the ingress feature applied it before this follower)
+      case "enroll", "retag", "policy", "live", "online", "pki", "ingress" -> everything = true;
       default -> {
         return false;
       }
@@ -202,7 +205,8 @@ final class WatchDispatch implements ChangeLog.Follower {
     Object w = work.state(s.nodeId);
     boolean first = !s.started;
     boolean pkiDue = s.pki && !pki.current(s.pkiBundle, s.pkiRevocations);
-    if (!first && !force && !pkiDue && w == s.work && (v == null || (v[0] <= s.peers && v[1] <= s.acl))) return;
+    boolean ingressDue = ingress.due(s.nodeId, s.ingress);
+    if (!first && !force && !pkiDue && !ingressDue && w == s.work && (v == null || (v[0] <= s.peers && v[1] <= s.acl))) return;
     List<ByteBuf> parts = new ArrayList<>(8);
     parts.add(byteBuf(head));
     Buffer coordinator = Buffer.buffer(64);
@@ -221,6 +225,10 @@ final class WatchDispatch implements ChangeLog.Follower {
         s.pkiRevocations = (Long) held[1];
       }
     }
+    // the ingress routes the node serves: in full when they moved, unchanged otherwise, nothing for a node without any
+    Buffer routes = Buffer.buffer(64);
+    s.ingress = ingress.streamPart(s.nodeId, s.ingress, routes);
+    if (routes.length() > 0) parts.add(byteBuf(routes));
     Buffer tail = Buffer.buffer(96);
     work.answer(s.nodeId, tail);
     tail.appendString("\n");

@@ -54,7 +54,8 @@ final class WatchHub {
    * node's streams (409); otherwise the response is started and the stream registered, its first
    * answer due.
    */
-  Future<Void> open(HttpServerRequest request, Caller caller, String nodeId, long knownPeers, long knownAcl, WatchStream.Pki pki) {
+  Future<Void> open(HttpServerRequest request, Caller caller, String nodeId, long knownPeers, long knownAcl, WatchStream.Pki pki,
+      String ingress) {
     if (draining) {
       metrics.refused("draining");
       return Future.failedFuture(Refusal.unavailable("unavailable", "this replica is shutting down: open the stream on another replica", 1));
@@ -91,6 +92,7 @@ final class WatchHub {
             s.pkiBundle = pki.bundle();
             s.pkiRevocations = pki.revocations();
           }
+          s.ingress = ingress;
           register(s);
           metrics.opened.increment();
           response.closeHandler(v -> gone(s));

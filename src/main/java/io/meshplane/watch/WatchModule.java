@@ -38,14 +38,14 @@ public final class WatchModule implements Module {
   private final Settings settings;
 
   public WatchModule(Vertx vertx, HazelcastInstance hz, ChangeLog.Feed changes, NodePolicy policy, NodeWork work,
-      io.meshplane.node.NodePki pki, OwnerHint hint, MeterRegistry registry, Settings settings) {
+      io.meshplane.node.NodePki pki, io.meshplane.node.NodeIngress ingress, OwnerHint hint, MeterRegistry registry, Settings settings) {
     this.settings = settings;
     WatchHub[] h = new WatchHub[1];
     WatchMetrics metrics = new WatchMetrics(registry, () -> h[0] == null ? 0 : h[0].size());
     WatchDispatch[] d = new WatchDispatch[1];
     this.hub = new WatchHub(vertx, new StreamClaims(hz), metrics, settings, s -> d[0].opened(s));
     h[0] = hub;
-    this.dispatch = new WatchDispatch(hub, policy, work, pki, hint, metrics, settings);
+    this.dispatch = new WatchDispatch(hub, policy, work, pki, ingress, hint, metrics, settings);
     d[0] = dispatch;
     changes.follow(dispatch);
   }

@@ -21,7 +21,7 @@ final class WatchRoutes {
   private WatchRoutes() {}
 
   static void mount(Api api, WatchHub hub) {
-    api.route(GET, "/nodes/{id}/watch", Permission.HEARTBEAT, "node.watch", "node", Query.of("peers", "acl", "pki_bundle", "pki_revocations"), (ctx, caller) -> {
+    api.route(GET, "/nodes/{id}/watch", Permission.HEARTBEAT, "node.watch", "node", Query.of("peers", "acl", "pki_bundle", "pki_revocations", "ingress"), (ctx, caller) -> {
       String id = ctx.pathParam("id");
       if (!id.equals(caller.nodeId())) {
         return api.refuse(ctx, caller, "node.watch", Ids.looksLike("nd", id) ? "node" : null, Ids.looksLike("nd", id) ? id : null,
@@ -34,8 +34,9 @@ final class WatchRoutes {
       boolean pki = !ctx.queryParam("pki_bundle").isEmpty() || !ctx.queryParam("pki_revocations").isEmpty();
       long revocations = version(ctx, "pki_revocations", errors);
       String bundle = bundle(ctx, errors);
+      String ingress = ingress(ctx, errors);
       if (!errors.isEmpty()) return Future.failedFuture(Refusal.invalid(errors));
-      return hub.open(ctx.request(), caller, id, peers, acl, pki ? new WatchStream.Pki(bundle, revocations) : null);
+      return hub.open(ctx.request(), caller, id, peers, acl, pki ? new WatchStream.Pki(bundle, revocations) : null, ingress);
     });
   }
 
@@ -46,6 +47,18 @@ final class WatchRoutes {
     String v = all.get(0);
     if (all.size() > 1 || v.length() > 64 || !v.chars().allMatch(c -> c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-')) {
       errors.add(new Refusal.FieldError("pki_bundle", "must be a bundle version as an answer gave it (1-64 characters a-z, 0-9, -)"));
+      return "";
+    }
+    return v;
+  }
+
+  /** {@code ingress}: the ingress routes version the agent applied, as an answer gave it; empty or absent: none. */
+  private static String ingress(RoutingContext ctx, List<Refusal.FieldError> errors) {
+    List<String> all = ctx.queryParam("ingress");
+    if (all.isEmpty() || all.get(0).isEmpty() && all.size() == 1) return "";
+    String v = all.get(0);
+    if (all.size() > 1 || v.length() > 40 || !v.chars().allMatch(c -> c >= '0' && c <= '9' || c == '.')) {
+      errors.add(new Refusal.FieldError("ingress", "must be an ingress routes version as an answer gave it (digits and '.', at most 40)"));
       return "";
     }
     return v;

@@ -36,6 +36,8 @@ final class WatchStream {
   /** The bundle version and revocation version the stream last carried (at open: the agent's; "" and -1 for none). */
   String pkiBundle = "";
   long pkiRevocations = -1;
+  /** The ingress routes version the stream last carried (at open: the agent's; "" for none). */
+  String ingress = "";
 
   static final Object NONE_YET = new Object();
 

@@ -148,6 +148,34 @@ final class HostileReplica {
     BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/nodes/{id}/certificate/reissue", nodePath + "/certificate/reissue", "", bearer,
         new JsonObject().put("note", "hostile"), List.of(Field.ignored("note"))));
 
+    // ingress routes: a second node (tag:test, ssh:22 bound; the policy lets tag:test reach it on tcp/22) and two routes to it
+    Nodes.Enrolled target = Nodes.enroll(http, port, admin, "hostile-ingress-target", "web", "prod");
+    expect(200, http.send(HttpMethod.PUT, port, "/v1/nodes/" + target.id() + "/services", admin,
+        new JsonObject().put("services", new JsonArray().add("ssh:22"))));
+    JsonObject route = new JsonObject().put("team", "web").put("environment", "prod").put("hostname", "hostile.example.net")
+        .put("path_prefix", "/").put("target", new JsonObject().put("node", target.id()).put("service", "ssh")).put("exposure", "public")
+        .put("tls", "acme").put("ingress_tag", "tag:test");
+    String routeId = http.send(HttpMethod.POST, port, "/v1/ingress/routes", admin, route).bodyAsJsonObject().getString("id");
+    assertNotNull(routeId);
+    expect(201, http.send(HttpMethod.POST, port, "/v1/ingress/routes", admin, route.copy().put("path_prefix", "/api")));
+    String routesCursor = http.get(port, "/v1/ingress/routes?limit=1", admin).bodyAsJsonObject().getString("next_cursor");
+    assertNotNull(routesCursor);
+    List<Field> routeFields = List.of(new Field("team", Kind.STRING, false, true), new Field("environment", Kind.STRING, false, true),
+        new Field("position", Kind.NUMBER, false, false), new Field("hostname", Kind.STRING, true, true),
+        new Field("path_prefix", Kind.STRING, false, true), new Field("target", Kind.OBJECT, true, false),
+        new Field("target.node", Kind.STRING, true, true), new Field("target.service", Kind.STRING, true, true),
+        new Field("exposure", Kind.STRING, true, true), new Field("tls", Kind.STRING, true, true),
+        new Field("ingress_tag", Kind.STRING, true, true));
+    BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/ingress/routes", "/v1/ingress/routes", "", bearer,
+        route.copy().put("hostname", "other.example.net").put("position", 1), routeFields));
+    BODY_ROUTES.add(new BodyRoute(HttpMethod.PUT, "/v1/ingress/routes/{id}", "/v1/ingress/routes/" + routeId, "", bearer,
+        route.copy().put("position", 2), routeFields));
+    QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/ingress/routes", "/v1/ingress/routes", bearer, Map.of("limit", "1", "team", "web",
+        "environment", "prod", "hostname", "hostile.example.net", "cursor", routesCursor), "ingress-routes", null));
+    idRoute(HttpMethod.GET, "/v1/ingress/routes/{id}", "id", "/v1/ingress/routes/{hostile}", bearer, Set.of(400, 404, 405));
+    idRoute(HttpMethod.PUT, "/v1/ingress/routes/{id}", "id", "/v1/ingress/routes/{hostile}", bearer, Set.of(400, 404, 405));
+    idRoute(HttpMethod.DELETE, "/v1/ingress/routes/{id}", "id", "/v1/ingress/routes/{hostile}", bearer, Set.of(400, 404, 405));
+
     BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/auth/tokens", "/v1/auth/tokens", "", bearer,
         new JsonObject().put("name", "hostile").put("scope", new JsonObject().put("team", "web").put("surface", "monitoring")
             .put("environment", "prod")).put("expires", expires),
@@ -167,7 +195,8 @@ final class HostileReplica {
     JsonObject beat = Nodes.beat(2).put("public_key", Nodes.key()).put("relay", "fra1").put("services", new JsonArray().add("ssh:22"))
         .put("ingress", new JsonArray().add(new JsonObject().put("name", "web").put("state", "active")))
         .put("command_results", new JsonArray().add(new JsonObject().put("id", "op_01m8000000000000000000000a")
-            .put("status", "succeeded").put("detail", "done")));
+            .put("status", "succeeded").put("detail", "done")))
+        .put("ingress_routes", new JsonObject().put("version", "1"));
     BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/nodes/{id}/heartbeat", nodePath + "/heartbeat", "", agent, beat,
         List.of(new Field("endpoints", Kind.ARRAY, false, false), new Field("endpoints[0]", Kind.STRING, true, true),
             new Field("public_key", Kind.STRING, false, true), new Field("relay", Kind.STRING, false, true),
@@ -178,7 +207,8 @@ final class HostileReplica {
             new Field("telemetry.agent_version", Kind.STRING, false, false),
             new Field("command_results", Kind.ARRAY, false, false), new Field("command_results[0].id", Kind.STRING, true, true),
             new Field("command_results[0].status", Kind.STRING, true, true), new Field("known", Kind.OBJECT, false, false),
-            new Field("known.peers", Kind.NUMBER, false, false), new Field("known.acl", Kind.NUMBER, false, false))));
+            new Field("known.peers", Kind.NUMBER, false, false), new Field("known.acl", Kind.NUMBER, false, false),
+            new Field("ingress_routes", Kind.OBJECT, false, false), new Field("ingress_routes.version", Kind.STRING, true, true))));
     BODY_ROUTES.add(new BodyRoute(HttpMethod.PUT, "/v1/nodes/{id}/tags", nodePath + "/tags", "", bearer,
         new JsonObject().put("tags", new JsonArray().add("tag:a").add("tag:b")),
         List.of(new Field("tags", Kind.ARRAY, true, false), new Field("tags[0]", Kind.STRING, true, true),
@@ -406,7 +436,10 @@ final class HostileReplica {
         + "ORDER BY team, environment, version), '')) FROM acl_policies)"
         + " || '; operations ' || (SELECT count(*) FROM operations)"
         + " || '; users ' || (SELECT count(*) FROM users) || ' ' || (SELECT md5(coalesce(string_agg(concat_ws(',', id, username, "
-        + "password_hash, role, team, environment, disabled, updated_at, last_login_at), '|' ORDER BY id), '')) FROM users)";
+        + "password_hash, role, team, environment, disabled, updated_at, last_login_at), '|' ORDER BY id), '')) FROM users)"
+        + " || '; ingress ' || (SELECT md5(coalesce(string_agg(concat_ws(',', id, team, environment, position, hostname, path_prefix, "
+        + "target_node, target_service, exposure, tls, ingress_tag, updated_at), '|' ORDER BY id), '')) FROM ingress_routes)"
+        + " || ' ' || (SELECT coalesce(string_agg(team || '/' || environment || ' v' || version, ', '), 'none') FROM ingress_versions)";
     StringBuilder sb = new StringBuilder();
     try (Statement st = sql.createStatement(); ResultSet rs = st.executeQuery(query)) {
       rs.next();

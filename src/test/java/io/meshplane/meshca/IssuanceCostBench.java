@@ -93,6 +93,48 @@ public final class IssuanceCostBench {
         + " the CSR a heartbeat carries: %d characters%n", unchanged.length(), deferred.length(), withCert.length(),
         ((String) pemOf.invoke(last)).length(), h.chainPem().length(), csrs.get(0).length());
     System.out.println("  current: " + unchanged);
+    budgetCost(n, csrs);
+  }
+
+  /**
+   * A CSR the budget defers: the process CPU (every thread: the caller's and Hazelcast's partition
+   * thread that runs the entry processor) of the look at the budget that now comes first
+   * ({@link SigningBudget#waitSeconds}), against the old order's check and take. One Hazelcast member
+   * in this process, as a one-replica deployment has; the budget is 1/s, so it is spent at once.
+   */
+  private static void budgetCost(int n, List<String> csrs) {
+    com.hazelcast.config.Config c = new com.hazelcast.config.Config().setClusterName("bench-" + Ids.next("b"));
+    c.setProperty("hazelcast.phone.home.enabled", "false");
+    c.setProperty("hazelcast.logging.type", "none");
+    c.getNetworkConfig().setPort(0).getJoin().getMulticastConfig().setEnabled(false);
+    c.getNetworkConfig().getJoin().getAutoDetectionConfig().setEnabled(false);
+    c.getNetworkConfig().getInterfaces().setEnabled(true).addInterface("127.0.0.1");
+    com.hazelcast.core.HazelcastInstance hz = com.hazelcast.core.Hazelcast.newHazelcastInstance(c);
+    try {
+      SigningBudget budget = new SigningBudget(hz, 1);
+      budget.take();
+      com.sun.management.OperatingSystemMXBean os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+      for (int round = 1; round <= 3; round++) {
+        int[] k = {0};
+        long peek = processCpu(os, n, budget::waitSeconds);
+        long old = processCpu(os, n, () -> {
+          Csrs.check(csrs.get(k[0]++ % csrs.size()));
+          budget.take();
+        });
+        System.out.printf("round %d (%d deferrals each): a deferred CSR costs %.1f µs of process CPU (the budget looked at first);"
+            + " checked then deferred (the order before) %.1f µs%n", round, n, peek / 1000.0, old / 1000.0);
+      }
+    } finally {
+      hz.shutdown();
+    }
+  }
+
+  /** Mean process CPU time (ns, every thread) of {@code task} over {@code n} runs, after as many to warm up. */
+  private static long processCpu(com.sun.management.OperatingSystemMXBean os, int n, Runnable task) {
+    for (int i = 0; i < n; i++) task.run();
+    long start = os.getProcessCpuTime();
+    for (int i = 0; i < n; i++) task.run();
+    return (os.getProcessCpuTime() - start) / n;
   }
 
   /** Mean thread CPU time (ns) of {@code task} over {@code n} runs, after as many to warm up. */

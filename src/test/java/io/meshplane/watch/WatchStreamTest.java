@@ -192,6 +192,37 @@ class WatchStreamTest {
   }
 
   @Test
+  void aRouteChangeReachesAnIngressNodesStreamWithoutAHeartbeat() throws Exception {
+    Nodes.Enrolled edge = enroll("w-edge", "wting", "tag:edge");
+    Nodes.Enrolled web = enroll("w-web", "wting", "tag:web");
+    assertEquals(200, http.send(HttpMethod.PUT, a.coordinatorPort(), "/v1/nodes/" + web.id() + "/services", admin,
+        new JsonObject().put("services", new JsonArray().add("web:8080"))).statusCode());
+    policy("wting", grant("tag:edge", "tag:web", "tcp/8080"));
+    try (WatchClient w = admitted(b, edge, "peers=0&acl=0", false)) {
+      assertEquals(200, w.status, w.body);
+      assertEquals(null, w.nextAnswer(10_000).getValue("ingress_routes"), "no route yet: no block");
+      JsonObject route = new JsonObject().put("team", "wting").put("environment", "prod").put("hostname", "w.example.com")
+          .put("target", new JsonObject().put("node", web.id()).put("service", "web")).put("exposure", "mesh").put("tls", "meshca")
+          .put("ingress_tag", "tag:edge");
+      HttpResponse<Buffer> created = http.send(HttpMethod.POST, a.coordinatorPort(), "/v1/ingress/routes", admin, route);
+      assertEquals(201, created.statusCode(), created.bodyAsString());
+      JsonObject change = Await.until("the route on the stream", 10_000, () -> w.nextAnswer(10_000), x -> x.getValue("ingress_routes") != null);
+      JsonObject block = change.getJsonObject("ingress_routes");
+      assertEquals("1", block.getString("version"), change.encode());
+      assertEquals(created.bodyAsJsonObject().getString("id"), block.getJsonArray("routes").getJsonObject(0).getString("id"));
+      assertEquals(8080, block.getJsonArray("routes").getJsonObject(0).getJsonObject("target").getInteger("port"));
+    }
+    // a stream opened with the version the agent applied: unchanged, then nothing new
+    try (WatchClient w = admitted(b, edge, "peers=0&acl=0&ingress=1", false)) {
+      assertEquals(new JsonObject().put("version", "1").put("unchanged", true), w.nextAnswer(10_000).getJsonObject("ingress_routes"));
+    }
+    try (WatchClient w = WatchClient.open(vertx, a.coordinatorPort(), edge.id(), edge.token(), "ingress=NOT/ok", false)) {
+      assertEquals(400, w.status, w.body);
+      assertTrue(w.body.contains("\"ingress\""), w.body);
+    }
+  }
+
+  @Test
   void overHttp2AStreamStartsWithTheFullSetAHeartbeatWouldGive() {
     Nodes.Enrolled web = enroll("h2-web", "wt2", "tag:web");
     Nodes.Enrolled db = enroll("h2-db", "wt2", "tag:db");

@@ -1,0 +1,72 @@
+package io.meshplane.ingress;
+
+import io.meshplane.access.Caller;
+import io.meshplane.audit.AuditLog;
+import io.meshplane.changes.ChangeLog;
+import io.meshplane.http.Api;
+import io.meshplane.http.Cursors;
+import io.meshplane.module.Module;
+import io.meshplane.node.NodeIngress;
+import io.vertx.core.Future;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.JsonObject;
+import io.vertx.sqlclient.Pool;
+
+/**
+ * Ingress routes as a module (API.md §18, ARCHITECTURE.md "Ingress routes"): the {@code /ingress/routes}
+ * routes, this replica's copy of every team+environment's routes (a follower of the change log), and
+ * the {@link NodeIngress} door through which heartbeat answers and node records get their
+ * {@code ingress_routes} block and {@code ingress_sync}.
+ */
+public final class IngressModule implements Module, NodeIngress {
+  /**
+   * The policy feature's check of a route (wired by {@code app}; this feature does not know the policy's
+   * classes): whether the current policy of team/env lets {@code tag} reach node {@code target} on
+   * proto/port, evaluated off the event loop. Completes with {@code {policy_version, missing}}.
+   */
+  public interface Reach {
+    Future<JsonObject> check(Caller caller, String team, String env, String tag, String target, String proto, int port);
+  }
+
+  private final IngressBook book = new IngressBook();
+  private final IngressService service;
+  private final Cursors cursors;
+
+  public IngressModule(Pool pool, Pool reads, AuditLog audit, ChangeLog.Feed changes, Cursors cursors, Reach reach) {
+    this.cursors = cursors;
+    this.service = new IngressService(new IngressRepository(pool, reads), audit, changes, reach);
+    changes.follow(book);
+  }
+
+  @Override
+  public String name() {
+    return "ingress";
+  }
+
+  @Override
+  public void routes(Api api) {
+    IngressRoutes.mount(api, service, cursors);
+  }
+
+  // ---- NodeIngress ----
+
+  @Override
+  public void answer(String nodeId, String reported, Buffer out) {
+    book.answer(nodeId, reported, out);
+  }
+
+  @Override
+  public JsonObject sync(String nodeId, String acknowledged) {
+    return book.sync(nodeId, acknowledged);
+  }
+
+  @Override
+  public boolean due(String nodeId, String held) {
+    return book.due(nodeId, held);
+  }
+
+  @Override
+  public String streamPart(String nodeId, String held, Buffer out) {
+    return book.streamPart(nodeId, held, out);
+  }
+}
