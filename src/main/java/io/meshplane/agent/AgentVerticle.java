@@ -268,7 +268,6 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
       // a malformed part of an answer must not stop the loop: what could be applied was
       LOG.warn("{} part of the answer from {} could not be applied: {}", tag(), url, e.toString());
     }
-    if (ingress != null) ingress.apply(r.body().getValue("ingress_routes"), r.body().getValue("ingress"), !session.assignments().drainedJson().isEmpty());
     lastOkMs = System.currentTimeMillis();
     lastError = null;
     rejection = null;

@@ -115,7 +115,13 @@ final class IngressEdge implements AgentSession.Edge {
    * table whole) and its {@code ingress} (whether the listener should be drained: a drain undone, or
    * failed, opens it again).
    */
-  void apply(Object block, Object ingress, boolean drainedBySelf) {
+  @Override
+  public String routesVersion() {
+    return table.version();
+  }
+
+  @Override
+  public void apply(Object block, Object ingress, boolean drainedBySelf) {
     if (block instanceof JsonObject b && b.getValue("routes") instanceof JsonArray && !(b.getValue("version") instanceof String v && v.equals(table.version()))) {
       try {
         IngressRoutes next = IngressRoutes.parse(b);
@@ -128,6 +134,8 @@ final class IngressEdge implements AgentSession.Edge {
         LOG.warn("{} ingress routes not applied: {}", tag, e.getMessage());
       }
     }
+    // an answer without the node's ingress (a stream answer may lack it) says nothing of the drain
+    if (!(ingress instanceof JsonArray)) return;
     boolean wantDrained = drainedBySelf;
     if (ingress instanceof JsonArray list) {
       for (Object o : list) {

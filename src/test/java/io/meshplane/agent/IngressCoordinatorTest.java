@@ -70,7 +70,7 @@ class IngressCoordinatorTest {
       assertEquals(200, acl.statusCode(), acl.bodyAsString());
 
       NodeAgent edge = NodeAgent.start(new NodeAgent.Settings(Coordinators.parse(List.of("http://127.0.0.1:" + port)), enrollToken, "e2e-edge",
-          List.of("tag:edge"), dir.resolve("edge"), "127.0.0.1", 0, Backoff.standard())
+          List.of("tag:edge"), dir.resolve("edge"), "127.0.0.1", 0, Backoff.standard(), true)
           .withIngress(new IngressEdge.Settings("127.0.0.1", 0).withOverrides(Map.of(webAddress, "127.0.0.1"))));
       try {
         String edgeId = AgentBehaviourTest.nodeId(edge);
@@ -81,6 +81,12 @@ class IngressCoordinatorTest {
         String routeId = created.bodyAsJsonObject().getString("id");
         Await.until("the route at the edge agent", 20_000, () -> edge.ingress().table().routes().size() == 1);
         assertEquals(webAddress, edge.ingress().table().routes().get(0).target().address());
+        String version = edge.ingress().table().version();
+        org.junit.jupiter.api.Assertions.assertTrue(edge.verticle().session().watchPath().endsWith("&ingress=" + version),
+            "a stream opened from now on asks with the routes version applied: " + edge.verticle().session().watchPath());
+        // that stream request, as the agent would send it, is taken
+        Http.Head head = http.head(port, "/v1" + edge.verticle().session().watchPath(), edge.verticle().session().authorization().substring(7));
+        assertEquals(200, head.status(), head.body());
         try (IngressFixture.Raw c = new IngressFixture.Raw(edge.ingress().plainPort())) {
           IngressFixture.Answer a = c.exchange("GET", "/hello", "app.e2e.example.com");
           assertEquals(200, a.status(), a.body());
@@ -91,6 +97,8 @@ class IngressCoordinatorTest {
             n -> n.getJsonObject("ingress_sync") != null && "current".equals(n.getJsonObject("ingress_sync").getString("state"))
                 && n.getValue("ingress_stats") instanceof JsonObject s && s.getJsonObject(routeId) != null
                 && s.getJsonObject(routeId).getLong("requests", 0L) >= 1);
+        // the watch stream, reopened by now or not, asks with the version applied: never refused
+        Await.until("the stream open", 20_000, () -> "open".equals(http.get(edge.listenPort(), "/info").bodyAsJsonObject().getJsonObject("watch").getString("state")));
         assertEquals(1, node.getJsonObject("ingress_stats").getJsonObject(routeId).getJsonObject("status_classes").getLong("2xx"), node.encode());
       } finally {
         edge.close();
