@@ -51,6 +51,31 @@ public final class AgentCommand implements Callable<Integer> {
           + "revoked, expired or untrusted (GET /identity); port 0: any free port; default: off")
   String meshTls;
 
+  @Option(names = "--ingress-listen", paramLabel = "HOST:PORT",
+      description = "run the ingress edge: serve the ingress routes the coordinator gives this node on this plain HTTP listener (and answer "
+          + "ACME HTTP-01 challenges there: port 80 in production); port 0: any free port; default: off")
+  String ingressListen;
+
+  @Option(names = "--ingress-tls-listen", paramLabel = "HOST:PORT",
+      description = "the ingress edge's TLS listener: routes with tls=acme, their certificate chosen by SNI (needs --ingress-listen and --acme-directory)")
+  String ingressTlsListen;
+
+  @Option(names = "--ingress-target-override", paramLabel = "MESH_IP=IP", split = ",",
+      description = "dial IP instead of a target's mesh address (testing without WireGuard: 100.64.0.3=127.0.0.1); repeatable")
+  List<String> ingressOverrides = new ArrayList<>();
+
+  @Option(names = "--acme-directory", paramLabel = "URL",
+      description = "the ACME directory for routes with tls=acme (https://acme-v02.api.letsencrypt.org/directory); the agent is the ACME client")
+  String acmeDirectory;
+
+  @Option(names = "--acme-trust", paramLabel = "PEM",
+      description = "trust this CA for the ACME directory's own TLS (a test CA such as pebble's) instead of the JVM's trust store")
+  Path acmeTrust;
+
+  @Option(names = "--acme-renew-every", paramLabel = "SECONDS", hidden = true,
+      description = "renew each ACME certificate this many seconds after issuance instead of at 2/3 of its lifetime (tests)")
+  long acmeRenewEveryS;
+
   @Option(names = "--no-watch", description = "do not hold a watch stream (GET /v1/nodes/{id}/watch): learn changes from heartbeat answers only")
   boolean noWatch;
 
@@ -70,6 +95,12 @@ public final class AgentCommand implements Callable<Integer> {
     if (meshTls != null) {
       String[] m = listen(spec, "--mesh-tls", meshTls);
       settings = settings.withMeshTls(m[0], Integer.parseInt(m[1]));
+    }
+    if (ingressListen != null) {
+      settings = settings.withIngress(ingress(spec, ingressListen, ingressTlsListen, ingressOverrides, acmeDirectory, acmeTrust, acmeRenewEveryS));
+    } else if (ingressTlsListen != null || !ingressOverrides.isEmpty() || acmeDirectory != null) {
+      throw new CommandLine.ParameterException(spec.commandLine(),
+          "--ingress-tls-listen, --ingress-target-override and --acme-directory need --ingress-listen");
     }
     NodeAgent agent;
     try {
@@ -116,6 +147,51 @@ public final class AgentCommand implements Callable<Integer> {
         throw new CommandLine.ParameterException(spec.commandLine(), "--tags: '" + t + "' must be tag:<slug> (tag:web)");
       }
     }
+  }
+
+  /** The ingress edge's settings from its options (checked: addresses, URLs, files). */
+  static IngressEdge.Settings ingress(CommandSpec spec, String listenAt, String tlsAt, List<String> overrides, String directory, Path trust,
+      long renewEveryS) {
+    String[] p = listen(spec, "--ingress-listen", listenAt);
+    IngressEdge.Settings s = new IngressEdge.Settings(p[0], Integer.parseInt(p[1]));
+    if (tlsAt != null) {
+      if (directory == null) throw new CommandLine.ParameterException(spec.commandLine(), "--ingress-tls-listen needs --acme-directory");
+      String[] t = listen(spec, "--ingress-tls-listen", tlsAt);
+      s = s.withTls(t[0], Integer.parseInt(t[1]));
+    }
+    java.util.Map<String, String> map = new java.util.LinkedHashMap<>();
+    for (String o : overrides) {
+      int eq = o.indexOf('=');
+      if (eq <= 0 || eq == o.length() - 1 || o.indexOf('=', eq + 1) >= 0) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--ingress-target-override: '" + o + "' must be MESH_IP=IP");
+      }
+      String from = o.substring(0, eq).trim();
+      String to = o.substring(eq + 1).trim();
+      if (!from.matches("[0-9a-fA-F:.]{2,45}") || !to.matches("[0-9a-fA-F:.]{2,45}")) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--ingress-target-override: '" + o + "' must be MESH_IP=IP (IP addresses, no names)");
+      }
+      map.put(from, to);
+    }
+    s = s.withOverrides(map);
+    if (directory != null) {
+      java.net.URI uri;
+      try {
+        uri = java.net.URI.create(directory);
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--acme-directory: '" + directory + "' is not a URL");
+      }
+      if (!"https".equals(uri.getScheme()) && !"http".equals(uri.getScheme()) || uri.getHost() == null) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--acme-directory: '" + directory + "' must be an http(s) URL");
+      }
+      if (trust != null && !Files.isReadable(trust)) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--acme-trust: " + trust + " is not a readable file");
+      }
+      if (renewEveryS < 0) throw new CommandLine.ParameterException(spec.commandLine(), "--acme-renew-every: must not be negative");
+      s = s.withAcme(uri, trust, renewEveryS * 1000);
+    } else if (trust != null) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--acme-trust needs --acme-directory");
+    }
+    return s;
   }
 
   /** {@code host:port} or {@code [v6]:port} → {host, port}. */

@@ -12,7 +12,7 @@ import io.vertx.core.json.JsonObject;
 import java.time.Instant;
 
 /**
- * The agent's own listener ({@code --listen}, loopback by default): {@code /healthz}, {@code /readyz},
+ * The agent's own listener ({@code --listen}, loopback by default): {@code /healthz}, {@code /readyz} (and {@code /readyz/ingress}, the ingress listener alone),
  * {@code /metrics}, {@code /info} and {@code /peers/{id}/tls} ({@link PeerTlsRoute}). Nothing it serves reveals the credential or the private key.
  * Plain vertx-core: five GET routes need no router.
  */
@@ -32,7 +32,7 @@ final class AgentListener {
   private void handle(HttpServerRequest req) {
     req.response().putHeader("Cache-Control", "no-store");
     String path = req.path();
-    boolean known = path.equals("/healthz") || path.equals("/readyz") || path.equals("/metrics") || path.equals("/info")
+    boolean known = path.equals("/healthz") || path.equals("/readyz") || path.equals("/readyz/ingress") || path.equals("/metrics") || path.equals("/info")
         || PeerTlsRoute.matches(path);
     if (!known) {
       json(req, 404, new JsonObject().put("status", 404).put("title", "Not Found").put("detail", "no such path; try /healthz, /readyz, /metrics, /info or /peers/{node id}/tls"));
@@ -52,6 +52,13 @@ final class AgentListener {
       case "/healthz" -> json(req, 200, new JsonObject().put("status", "UP"));
       case "/readyz" -> {
         String why = agent.notReady(now);
+        if (why == null) json(req, 200, new JsonObject().put("status", "UP"));
+        else json(req, 503, new JsonObject().put("status", "DOWN").put("reason", why));
+      }
+      case "/readyz/ingress" -> {
+        // the ingress listener alone (a balancer's check): 503 from the first moment of a drain
+        IngressEdge edge = agent.ingress();
+        String why = edge == null ? "this agent runs no ingress listener (--ingress-listen)" : edge.notReady();
         if (why == null) json(req, 200, new JsonObject().put("status", "UP"));
         else json(req, 503, new JsonObject().put("status", "DOWN").put("reason", why));
       }
@@ -84,6 +91,7 @@ final class AgentListener {
         .put("watch", agent.watchInfo())
         .put("certificate", s.pki() == null ? null : s.pki().info(now))
         .put("mesh_tls", agent.meshTlsInfo())
+        .put("ingress_listener", agent.ingress() == null ? new JsonObject().put("state", "off") : agent.ingress().info())
         .put("agent_version", AgentSession.AGENT_VERSION)
         .put("uptime_s", (now - agent.startedAtMs()) / 1000);
   }

@@ -57,6 +57,21 @@ final class AgentSession {
 
   private static final Events SILENT = new Events() {};
 
+  /** The reference agent's ingress edge as the session reaches it ({@link IngressEdge}); a simulated node has none. */
+  interface Edge {
+    /** Appends the heartbeat's {@code ingress_routes} report (with its leading comma), or nothing before routes are applied. */
+    void writeReport(StringBuilder sb);
+
+    /** {@code drain_ingress} of an assigned ingress: null while the drain is under way (the command comes again), else its result. */
+    CommandLedger.Result drain(String opId, String kind, JsonObject command);
+
+    /** An answer's {@code ingress_routes} and {@code ingress} (either may be absent: a stream answer). */
+    void apply(Object routes, Object ingress, boolean drainedBySelf);
+
+    /** The routes version applied, or null. */
+    String routesVersion();
+  }
+
   private final String name;
   private final boolean simulated;
   private final NodeKey.Source keys;
@@ -82,6 +97,9 @@ final class AgentSession {
 
   /** The node's MeshCA certificate; null when the session asks for none (a simulator without --certificates). */
   private AgentPki pki;
+
+  /** The ingress edge; null: none (no --ingress-listen, a simulated node). */
+  private Edge edge;
 
   /** null before the first command (or a restored ledger). */
   private CommandRunner commands;
@@ -148,7 +166,10 @@ final class AgentSession {
   String watchPath() {
     String path = "/nodes/" + nodeId + "/watch?peers=" + Math.max(0, peersVersion()) + "&acl=" + Math.max(0, aclVersion);
     // with MeshCA: the bundle and revocation list held, so the stream carries their changes (a revocation in seconds)
-    return pki == null ? path : path + "&pki_bundle=" + pki.bundleVersionHeld() + "&pki_revocations=" + Math.max(0, pki.revocationsVersion());
+    if (pki != null) path += "&pki_bundle=" + pki.bundleVersionHeld() + "&pki_revocations=" + Math.max(0, pki.revocationsVersion());
+    // an ingress node: the routes version it applied (API.md §11), so route changes come on the stream
+    String routes = edge == null ? null : edge.routesVersion();
+    return routes == null ? path : path + "&ingress=" + routes;
   }
 
   String authorization() {
@@ -210,6 +231,8 @@ final class AgentSession {
     Object given = a.getValue("commands");
     if (commands == null && given instanceof JsonArray list && !list.isEmpty()) commands = new CommandRunner(new CommandLedger());
     if (commands != null) commands.apply(given, this);
+    // heartbeat and stream answers alike: the routes, and whether the ingress listener is to be drained
+    if (edge != null) edge.apply(a.getValue("ingress_routes"), a.getValue("ingress"), !assignments.drainedJson().isEmpty());
     return received;
   }
 
@@ -321,6 +344,15 @@ final class AgentSession {
   /** The session asks MeshCA for a certificate (the agent by default; a simulator with --certificates). */
   void usePki(AgentPki p) {
     this.pki = p;
+  }
+
+  /** The agent runs an ingress edge ({@code --ingress-listen}): drains wait for it, heartbeats carry its report. */
+  void useEdge(Edge e) {
+    this.edge = e;
+  }
+
+  Edge edge() {
+    return edge;
   }
 
   /** The node's certificate state, or null when the session asks for none. */

@@ -33,6 +33,8 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
   private Coordinators coordinators;
   private HttpServer listener;
   private MeshTls meshTls;
+  /** The ingress edge ({@code --ingress-listen}); null: none. */
+  private IngressEdge ingress;
   private long timer = -1;
   private boolean closing;
   /** The watch stream (null with --no-watch, or until the first accepted heartbeat). */
@@ -64,6 +66,12 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
         })
         .compose(server -> {
           listener = server;
+          if (settings.ingress() == null) return Future.succeededFuture(server);
+          ingress = new IngressEdge(vertx, settings.ingress(), tag(), this::beatNow);
+          session.useEdge(ingress);
+          return ingress.start().map(server);
+        })
+        .compose(server -> {
           meshTls.publish(session.pki());
           if (settings.meshTlsPort() < 0) return Future.succeededFuture(server);
           return meshTls.listen(settings.meshTlsHost(), settings.meshTlsPort()).map(server).recover(e -> Future.failedFuture(
@@ -91,7 +99,8 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
     Future<Void> l = listener == null ? Future.succeededFuture() : listener.close();
     Future<Void> w = watch == null ? Future.succeededFuture() : watch.close();
     Future<Void> m = meshTls.close();
-    return Future.join(l, w, m, coordinators.close());
+    Future<Void> i = ingress == null ? Future.succeededFuture() : ingress.close();
+    return Future.join(List.of(l, w, m, i, coordinators.close()));
   }
 
   // ---- the state dir (blocking; on a worker) ----
@@ -412,8 +421,14 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
     return startedAtMs;
   }
 
-  /** Why the agent is not ready, or null when it is. */
+  IngressEdge ingress() {
+    return ingress;
+  }
+
+  /** Why the agent is not ready, or null when it is: an ingress agent whose listener is draining is not. */
   String notReady(long nowMs) {
+    String edge = ingress == null ? null : ingress.notReady();
+    if (edge != null) return edge;
     String last = lastError == null ? "" : " (last attempt: " + lastError + ")";
     if (session == null || !session.isEnrolled()) return "not enrolled yet" + last;
     if (rejection != null) return "the coordinator rejects this node's heartbeats: " + rejection;

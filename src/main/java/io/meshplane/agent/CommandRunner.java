@@ -88,11 +88,16 @@ final class CommandRunner {
       }
       case "drain_ingress" -> {
         String ingress = c.getValue("name") instanceof String n ? n : null;
-        if (ingress == null || !s.assignments().drain(ingress)) {
+        String[] assigned = s.assignments().ingressNames();
+        if (ingress == null || assigned == null || !List.of(assigned).contains(ingress)) {
           return new CommandLedger.Result(id, kind, "failed", "no ingress named " + (ingress == null ? "(none given)" : ingress) + " on this node");
         }
+        // with an ingress listener the drain takes its grace: nothing to report until its connections are gone (or the deadline)
+        CommandLedger.Result drained = s.edge() == null ? null : s.edge().drain(id, kind, c);
+        if (s.edge() != null && (drained == null || !"succeeded".equals(drained.status()))) return drained;
+        s.assignments().drain(ingress);
         s.markDirty(AgentSession.DIRTY_STATE);
-        return new CommandLedger.Result(id, kind, "succeeded", "ingress " + ingress + " drained");
+        return drained != null ? drained : new CommandLedger.Result(id, kind, "succeeded", "ingress " + ingress + " drained");
       }
       default -> {
         return new CommandLedger.Result(id, kind.length() > 64 ? kind.substring(0, 64) : kind, "failed", "unknown command kind");

@@ -97,6 +97,7 @@ final class HeartbeatBody {
       }
       sb.append('}');
     }
+    if (s.edge() != null) s.edge().writeReport(sb);
     return Buffer.buffer(sb.append('}').toString());
   }
 }

@@ -27,12 +27,24 @@ public final class NodeAgent implements AutoCloseable {
    * @param listenPort 0: any free port (logged)
    * @param watch hold a watch stream besides the heartbeats ({@code --no-watch}: false)
    * @param meshTlsHost meshTlsPort the mesh TLS listener ({@code --mesh-tls}); port -1: off, 0: any free port
+   * @param ingress the ingress edge ({@code --ingress-listen} and its options); null: none
    */
   public record Settings(List<Coordinators.Target> coordinators, String enrollToken, String name, List<String> tags, Path stateDir,
-      String listenHost, int listenPort, Backoff backoff, boolean watch, String meshTlsHost, int meshTlsPort) {
+      String listenHost, int listenPort, Backoff backoff, boolean watch, String meshTlsHost, int meshTlsPort, IngressEdge.Settings ingress) {
     public Settings {
       coordinators = List.copyOf(coordinators);
       tags = List.copyOf(tags);
+    }
+
+    /** Without an ingress edge. */
+    public Settings(List<Coordinators.Target> coordinators, String enrollToken, String name, List<String> tags, Path stateDir,
+        String listenHost, int listenPort, Backoff backoff, boolean watch, String meshTlsHost, int meshTlsPort) {
+      this(coordinators, enrollToken, name, tags, stateDir, listenHost, listenPort, backoff, watch, meshTlsHost, meshTlsPort, null);
+    }
+
+    /** These settings with an ingress edge. */
+    Settings withIngress(IngressEdge.Settings edge) {
+      return new Settings(coordinators, enrollToken, name, tags, stateDir, listenHost, listenPort, backoff, watch, meshTlsHost, meshTlsPort, edge);
     }
 
     /** Without the mesh TLS listener (the default). */
@@ -43,7 +55,7 @@ public final class NodeAgent implements AutoCloseable {
 
     /** These settings with the mesh TLS listener on {@code host:port} (0: any free port). */
     public Settings withMeshTls(String host, int port) {
-      return new Settings(coordinators, enrollToken, name, tags, stateDir, listenHost, listenPort, backoff, watch, host, port);
+      return new Settings(coordinators, enrollToken, name, tags, stateDir, listenHost, listenPort, backoff, watch, host, port, ingress);
     }
 
     /** Without the watch stream (heartbeat answers only): tests that script a coordinator stand-in without the route. */
@@ -84,7 +96,7 @@ public final class NodeAgent implements AutoCloseable {
       close(vertx);
       Throwable cause = e.getCause() != null ? e.getCause() : e;
       String msg = cause.getMessage() == null ? cause.toString() : cause.getMessage();
-      if (!msg.startsWith("--mesh-tls") && (msg.contains("Address already in use") || cause instanceof java.net.BindException)) {
+      if (!msg.startsWith("--mesh-tls") && !msg.startsWith("--ingress") && (msg.contains("Address already in use") || cause instanceof java.net.BindException)) {
         msg = "cannot listen on " + settings.listenHost() + ":" + settings.listenPort() + ": " + msg;
       }
       throw new IllegalStateException(msg, e);
@@ -100,6 +112,11 @@ public final class NodeAgent implements AutoCloseable {
   /** The mesh TLS listener's actual port, or -1 when it is off. */
   public int meshTlsPort() {
     return verticle.meshTls().port();
+  }
+
+  /** The ingress edge, or null without {@code --ingress-listen}. */
+  IngressEdge ingress() {
+    return verticle.ingress();
   }
 
   /** Completes with an exit code when the agent cannot go on (its enrollment was refused, say). */

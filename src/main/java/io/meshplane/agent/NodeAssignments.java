@@ -25,6 +25,8 @@ final class NodeAssignments {
   private boolean[] ingressDrainedByCoordinator;
   /** Ingress the node drained itself (drain_ingress), by name; null: none. */
   private Set<String> drained;
+  /** Ingress the node drained and the coordinator has since shown drained (null: none): shown active later, they were assigned anew. */
+  private Set<String> confirmed;
   /** The services bound to the node, as answered; null before any answer. */
   private String[] services;
 
@@ -45,19 +47,28 @@ final class NodeAssignments {
     }
     List<String> names = new ArrayList<>(0);
     List<Boolean> coordinatorDrained = new ArrayList<>(0);
+    boolean undrained = false;
     for (Object o : given) {
       if (names.size() == AgentSession.MAX_INGRESS) break;
       if (o instanceof JsonObject in && in.getValue("name") instanceof String n && AgentSession.LABEL.matcher(n).matches()
           && !names.contains(n)) {
         names.add(n);
         coordinatorDrained.add("drained".equals(in.getValue("state")));
+        // drained by the node, shown drained, then active: assigned anew (API.md §9 replaces a drained ingress), so active again
+        if (drained != null && drained.contains(n) && "drained".equals(in.getValue("state"))) {
+          if (confirmed == null) confirmed = new HashSet<>(4);
+          confirmed.add(n);
+        } else if (confirmed != null && "active".equals(in.getValue("state")) && confirmed.remove(n)) {
+          drained.remove(n);
+          undrained = true;
+        }
       }
     }
     ingressNames = names.isEmpty() ? NO_STRINGS : names.toArray(NO_STRINGS);
     ingressDrainedByCoordinator = new boolean[names.size()];
     for (int i = 0; i < names.size(); i++) ingressDrainedByCoordinator[i] = coordinatorDrained.get(i);
     // an ingress no longer assigned is forgotten: assigned again later, it starts active
-    return drained != null && drained.removeIf(n -> !names.contains(n));
+    return (drained != null && drained.removeIf(n -> !names.contains(n))) || undrained;
   }
 
   /** Takes the answer's {@code services} (at most {@link AgentSession#MAX_SERVICES}, valid, no repeats). */

@@ -94,7 +94,10 @@ final class OpsBoard implements ChangeLog.Follower {
     JsonObject c = new JsonObject().put("id", op.id()).put("kind", op.kind());
     switch (op.kind()) {
       case "move_relay" -> c.put("relay", op.target().getString("relay"));
-      case "drain_ingress" -> c.put("name", op.target().getString("name"));
+      case "drain_ingress" -> {
+        c.put("name", op.target().getString("name"));
+        if (op.target().getValue("grace_s") instanceof Number g) c.put("grace_s", g.intValue());
+      }
       default -> { }
     }
     return c;

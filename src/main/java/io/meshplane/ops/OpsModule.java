@@ -164,6 +164,14 @@ public final class OpsModule implements Module, NodeWork {
         if (op.kind().equals("rekey")) result.put("new_key", report.publicKey());
         if (op.kind().equals(REISSUE)) result.put("new_serial", report.pkiSerial());
       }
+      JsonObject evidence = op.kind().equals("drain_ingress") ? drainEvidence(detail) : null;
+      if (evidence != null) {
+        result.put("evidence", evidence);
+        if ("succeeded".equals(status) && evidence.getLong("open_connections") > 0) {
+          status = "failed";
+          result.put("detail", "the agent reported success but " + evidence.getLong("open_connections") + " connections still open");
+        }
+      }
       service.complete(Actor.of(node), request, nodeId, op.id(), status, result);
     }
   }
@@ -177,6 +185,25 @@ public final class OpsModule implements Module, NodeWork {
       JsonObject result = new JsonObject().put("reported", new JsonObject().put("status", r.getString("status"))
           .put("detail", r.getString("detail", ""))).put("detail", "the new public_key is the key of another node of the mesh");
       service.complete(Actor.of(node), request, nodeId, op.id(), "failed", result);
+    }
+  }
+
+  /**
+   * A drain's evidence in the agent's detail ({@code … {"open_connections":0,"requests_during_drain":12}}):
+   * those two counts when present and well formed, else null (an agent without an ingress listener sends none).
+   */
+  static JsonObject drainEvidence(String detail) {
+    int brace = detail.indexOf('{');
+    if (brace < 0) return null;
+    try {
+      JsonObject j = new JsonObject(detail.substring(brace));
+      if (!(j.getValue("open_connections") instanceof Number open) || !(j.getValue("requests_during_drain") instanceof Number during)
+          || open.longValue() < 0 || during.longValue() < 0) {
+        return null;
+      }
+      return new JsonObject().put("open_connections", open.longValue()).put("requests_during_drain", during.longValue());
+    } catch (RuntimeException notJson) {
+      return null;
     }
   }
 

@@ -30,7 +30,7 @@ import java.util.TreeSet;
 /**
  * Services, ingress and operations under an API (API.md §9). Parsing here, rules in {@link OpsService}.
  * Unknown body fields are ignored (API.md §1); a body on re-key and drain, when sent, must still be a
- * JSON object.
+ * JSON object (a drain's may carry {@code grace_s}).
  */
 final class OpsRoutes {
   /** The fleet-wide list's default page size (API.md §9); at most {@link Page#MAX_LIMIT} like every list. */
@@ -79,7 +79,13 @@ final class OpsRoutes {
       String id = Params.pathId(ctx, "nd", "node");
       String name = ctx.pathParam("name");
       if (!NodeFormats.name(name)) throw Refusal.notFound("node " + id + " has no ingress named " + name);
-      return accepted(api, ctx, ops.drain(caller, Api.request(ctx), id, name));
+      // optional grace_s: how long the agent lets in-flight requests finish (absent: the agent's default, 120 s)
+      Object grace = JsonBodies.object(ctx).getValue("grace_s");
+      if (grace != null && !(grace instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue()) && n.longValue() >= 1 && n.longValue() <= 3600)) {
+        throw Refusal.invalid("grace_s", "must be a whole number of seconds from 1 to 3600");
+      }
+      Integer graceS = grace == null ? null : ((Number) grace).intValue();
+      return accepted(api, ctx, ops.drain(caller, Api.request(ctx), id, name, graceS));
     });
     api.route(GET, "/nodes/{id}/operations", Permission.NODES_READ, "operation.list", "node", Query.paged("status"), (ctx, caller) -> {
       String id = Params.pathId(ctx, "nd", "node");

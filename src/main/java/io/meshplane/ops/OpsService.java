@@ -172,10 +172,16 @@ final class OpsService {
     });
   }
 
-  /** An ingress drain: the ingress shows {@code draining} now; succeeded once the agent reports it {@code drained}. */
-  Future<JsonObject> drain(Caller caller, RequestInfo request, String id, String name) {
+  /**
+   * An ingress drain: the ingress shows {@code draining} now; succeeded once the agent reports it
+   * {@code drained} (with no connection left open, when it reports its evidence). {@code graceS}, when
+   * given, goes into the target and the command: how long the agent lets in-flight requests finish.
+   */
+  Future<JsonObject> drain(Caller caller, RequestInfo request, String id, String name, Integer graceS) {
     Instant now = Times.now();
-    return request(caller, request, id, "drain_ingress", new JsonObject().put("name", name), (tx, node) -> {
+    JsonObject target = new JsonObject().put("name", name);
+    if (graceS != null) target.put("grace_s", graceS);
+    return request(caller, request, id, "drain_ingress", target, (tx, node) -> {
       JsonObject found = ingress(node.ingress(), name);
       if (found == null) return Future.failedFuture(Refusal.notFound("node " + id + " has no ingress named " + name));
       if ("drained".equals(found.getString("state"))) return Future.failedFuture(Refusal.conflict("ingress " + name + " is drained already"));

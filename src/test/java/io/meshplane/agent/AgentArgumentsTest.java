@@ -30,4 +30,33 @@ class AgentArgumentsTest {
       assertThrows(IllegalArgumentException.class, () -> Coordinators.parse(List.of(bad)), bad);
     }
   }
+
+  @Test
+  void theIngressOptionsAreCheckedBeforeTheAgentStarts() throws Exception {
+    java.nio.file.Path pem = java.nio.file.Files.createTempFile("trust", ".pem");
+    try {
+      IngressEdge.Settings s = AgentCommand.ingress(SPEC, "0.0.0.0:80", "0.0.0.0:443", List.of("100.64.0.3=127.0.0.1"),
+          "https://acme.example.net/directory", pem, 0);
+      assertEquals(80, s.port());
+      assertEquals(443, s.tlsPort());
+      assertEquals(java.util.Map.of("100.64.0.3", "127.0.0.1"), s.targetOverrides());
+      assertEquals(java.net.URI.create("https://acme.example.net/directory"), s.acmeDirectory());
+      assertEquals(-1, AgentCommand.ingress(SPEC, "127.0.0.1:0", null, List.of(), null, null, 0).tlsPort());
+    } finally {
+      java.nio.file.Files.deleteIfExists(pem);
+    }
+    List<Runnable> bad = List.of(
+        () -> AgentCommand.ingress(SPEC, "127.0.0.1:080", null, List.of(), null, null, 0),
+        () -> AgentCommand.ingress(SPEC, "127.0.0.1:80", "127.0.0.1:443", List.of(), null, null, 0), // TLS without ACME
+        () -> AgentCommand.ingress(SPEC, "127.0.0.1:80", null, List.of("100.64.0.3"), null, null, 0),
+        () -> AgentCommand.ingress(SPEC, "127.0.0.1:80", null, List.of("100.64.0.3=target.example"), null, null, 0),
+        () -> AgentCommand.ingress(SPEC, "127.0.0.1:80", null, List.of("a=b=c"), null, null, 0),
+        () -> AgentCommand.ingress(SPEC, "127.0.0.1:80", null, List.of(), "ftp://acme.example.net/", null, 0),
+        () -> AgentCommand.ingress(SPEC, "127.0.0.1:80", null, List.of(), "https://acme.example.net/", java.nio.file.Path.of("/nonexistent.pem"), 0),
+        () -> AgentCommand.ingress(SPEC, "127.0.0.1:80", null, List.of(), null, java.nio.file.Path.of("/etc/hostname"), 0));
+    for (int i = 0; i < bad.size(); i++) {
+      CommandLine.ParameterException e = assertThrows(CommandLine.ParameterException.class, bad.get(i)::run, "case " + i);
+      org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().startsWith("--"), "the message names the option: " + e.getMessage());
+    }
+  }
 }

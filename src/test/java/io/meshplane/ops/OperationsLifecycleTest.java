@@ -151,6 +151,45 @@ class OperationsLifecycleTest extends OperationsCluster {
   }
 
   @Test
+  void aDrainCarriesItsGraceAndTheAgentsEvidenceDecidesIt() throws Exception {
+    Nodes.Enrolled n = enroll("edge-grace", "edges", "tag:edge");
+    JsonObject ingress = new JsonObject().put("name", "web").put("hostname", "grace.example.net").put("port", 443);
+    assertEquals(201, call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/ingress", ingress).statusCode());
+    for (Object bad : new Object[] {0, 3601, 1.5, "60"}) {
+      HttpResponse<Buffer> r = call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/ingress/web/drain", new JsonObject().put("grace_s", bad));
+      assertEquals(400, r.statusCode(), bad + ": " + r.bodyAsString());
+      assertEquals("grace_s", r.bodyAsJsonObject().getJsonArray("errors").getJsonObject(0).getString("field"));
+    }
+    HttpResponse<Buffer> r = call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/ingress/web/drain", new JsonObject().put("grace_s", 30));
+    assertEquals(202, r.statusCode(), r.bodyAsString());
+    String opId = r.bodyAsJsonObject().getString("id");
+    assertEquals(new JsonObject().put("name", "web").put("grace_s", 30), r.bodyAsJsonObject().getJsonObject("target"));
+    JsonObject active = new JsonObject().put("ingress", new JsonArray().add(new JsonObject().put("name", "web").put("state", "active")));
+    JsonObject answer = beatUntilCommand(a, n, active, opId);
+    assertEquals(new JsonObject().put("id", opId).put("kind", "drain_ingress").put("name", "web").put("grace_s", 30),
+        answer.getJsonArray("commands").getJsonObject(0));
+    // a success whose evidence shows connections still open is a failure; the ingress goes back to active
+    JsonObject lie = result(opId, "succeeded");
+    lie.getJsonArray("command_results").getJsonObject(0).put("detail", "drained with evidence {\"open_connections\":2,\"requests_during_drain\":5}");
+    beat(a, n, lie.put("ingress", new JsonArray().add(new JsonObject().put("name", "web").put("state", "drained"))));
+    JsonObject failed = awaitOperation(opId, o -> o.getString("completed_at") != null);
+    assertEquals("failed", failed.getString("status"), failed.encode());
+    assertEquals(new JsonObject().put("open_connections", 2).put("requests_during_drain", 5), failed.getJsonObject("result").getJsonObject("evidence"));
+    assertTrue(failed.getJsonObject("result").getString("detail").contains("2 connections still open"), failed.encode());
+    assertEquals("active", node(n).getJsonArray("ingress").getJsonObject(0).getString("state"));
+
+    // drained with no connection left: succeeded, the evidence kept in the result
+    String again = call(a, HttpMethod.POST, "/v1/nodes/" + n.id() + "/ingress/web/drain", null).bodyAsJsonObject().getString("id");
+    beatUntilCommand(a, n, active, again);
+    JsonObject honest = result(again, "succeeded");
+    honest.getJsonArray("command_results").getJsonObject(0).put("detail", "drained with evidence {\"open_connections\":0,\"requests_during_drain\":7}");
+    beat(a, n, honest.put("ingress", new JsonArray().add(new JsonObject().put("name", "web").put("state", "drained"))));
+    JsonObject done = awaitOperation(again, o -> o.getString("completed_at") != null);
+    assertEquals("succeeded", done.getString("status"), done.encode());
+    assertEquals(new JsonObject().put("open_connections", 0).put("requests_during_drain", 7), done.getJsonObject("result").getJsonObject("evidence"));
+  }
+
+  @Test
   void servicesAreBoundValidatedAndSentInTheAnswer() throws Exception {
     Nodes.Enrolled n = enroll("svc", "services", "tag:x");
     HttpResponse<Buffer> r = call(a, HttpMethod.PUT, "/v1/nodes/" + n.id() + "/services",

@@ -1,0 +1,99 @@
+package io.meshplane.agent;
+
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What the ingress edge counts per route ({@code requests, errors, active, bytes_in, bytes_out} and the
+ * status classes), as the heartbeat reports it: cumulative since the agent started, kept across route
+ * versions for every route id still routed (a route dropped from the table is forgotten). Written and
+ * read on the agent's one event loop only (the agent's Vert.x has one), so plain fields.
+ */
+final class IngressCounters {
+  /** One route's counts. */
+  static final class Route {
+    long requests;
+    /** Requests the edge answered 502 itself: the target could not be reached or failed mid-answer. */
+    long errors;
+    /** Requests of this route in flight now. */
+    long active;
+    long bytesIn;
+    long bytesOut;
+    final long[] classes = new long[4];
+
+    void answered(int status, long in, long out) {
+      active--;
+      bytesIn += in;
+      bytesOut += out;
+      if (status >= 200 && status < 600) classes[status / 100 - 2]++;
+    }
+  }
+
+  /** The most route counters one heartbeat carries (the coordinator's limit). */
+  static final int REPORTED = 64;
+
+  private Map<String, Route> byId = new HashMap<>();
+
+  /** The counts of {@code id}, created when first needed. */
+  Route of(String id) {
+    return byId.computeIfAbsent(id, k -> new Route());
+  }
+
+  /** A new route table is in force: the counts of the ids it keeps stay, the others go (in-flight requests hold their own reference). */
+  void keepOnly(List<IngressRoutes.Route> routes) {
+    Map<String, Route> kept = new HashMap<>(routes.size() * 2);
+    for (IngressRoutes.Route r : routes) kept.put(r.id(), byId.getOrDefault(r.id(), new Route()));
+    byId = kept;
+  }
+
+  /** The total of requests over the routes held now (tests, the drain's evidence is counted apart). */
+  long requests() {
+    long n = 0;
+    for (Route r : byId.values()) n += r.requests;
+    return n;
+  }
+
+  /**
+   * Appends {@code "ingress_routes":{"version":…,"routes":{id:{…}}}} (a leading comma included) for
+   * the routes of {@code table}; {@code serials} gives the serial of the certificate served for a
+   * hostname and {@code acmeErrors} the last failure to obtain one (both may lack a hostname).
+   */
+  void write(StringBuilder sb, IngressRoutes table, Map<String, String> serials, Map<String, String> acmeErrors) {
+    JsonText.key(sb.append(','), "ingress_routes").append('{');
+    JsonText.key(sb, "version");
+    JsonText.string(sb, table.version()).append(',');
+    JsonText.key(sb, "routes").append('{');
+    boolean first = true;
+    int written = 0;
+    for (IngressRoutes.Route r : table.routes()) {
+      // the coordinator takes the counters of at most REPORTED routes (API.md §11): the first ones, in order
+      if (written++ == REPORTED) break;
+      Route c = of(r.id());
+      if (!first) sb.append(',');
+      first = false;
+      JsonText.string(sb, r.id()).append(":{");
+      JsonText.key(sb, "requests").append(c.requests).append(',');
+      JsonText.key(sb, "errors").append(c.errors).append(',');
+      JsonText.key(sb, "active").append(Math.max(0, c.active)).append(',');
+      JsonText.key(sb, "bytes_in").append(c.bytesIn).append(',');
+      JsonText.key(sb, "bytes_out").append(c.bytesOut).append(',');
+      JsonText.key(sb, "serial");
+      String serial = r.acme() ? serials.get(r.hostname()) : null;
+      if (serial == null) sb.append("null");
+      else JsonText.string(sb, serial);
+      String acmeError = r.acme() ? acmeErrors.get(r.hostname()) : null;
+      if (acmeError != null) {
+        JsonText.key(sb.append(','), "acme_error");
+        JsonText.string(sb, acmeError);
+      }
+      JsonText.key(sb.append(','), "status_classes").append('{');
+      for (int k = 0; k < 4; k++) {
+        if (k > 0) sb.append(',');
+        JsonText.key(sb, (k + 2) + "xx").append(c.classes[k]);
+      }
+      sb.append("}}");
+    }
+    sb.append("}}");
+  }
+}

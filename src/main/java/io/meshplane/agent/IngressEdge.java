@@ -1,0 +1,214 @@
+package io.meshplane.agent;
+
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.KeyCertOptions;
+import java.net.URI;
+import java.nio.file.Path;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The agent's ingress edge, its one door: the ingress listeners ({@link IngressListener}) serving the
+ * routes the coordinator gave ({@link IngressRoutes}, swapped whole), forwarding with
+ * {@link IngressProxy}, counting per route ({@link IngressCounters}) and, for {@code tls: acme} routes,
+ * holding certificates obtained over ACME ({@link IngressAcme}). What the session sees of it
+ * ({@link AgentSession.Edge}): the heartbeat's {@code ingress_routes} report and the drain of
+ * {@code drain_ingress}. On the agent's event loop.
+ */
+final class IngressEdge implements AgentSession.Edge {
+  private static final Logger LOG = LoggerFactory.getLogger(IngressEdge.class);
+  static final long DEFAULT_GRACE_S = 120;
+  static final long MAX_GRACE_S = 3600;
+
+  /**
+   * What the agent's command line says of its ingress.
+   *
+   * @param tlsPort -1: no TLS listener
+   * @param targetOverrides a mesh address → the address dialled instead ({@code --ingress-target-override}; tests without WireGuard)
+   * @param acmeDirectory null: no ACME (a {@code tls: acme} route is served on the plain listener only)
+   * @param acmeRenewEveryMs 0: renew at 2/3 of a certificate's lifetime
+   */
+  record Settings(String host, int port, String tlsHost, int tlsPort, Map<String, String> targetOverrides, URI acmeDirectory,
+      Path acmeTrust, long acmeRenewEveryMs, long connectTimeoutMs, long idleTimeoutMs) {
+    Settings {
+      targetOverrides = Map.copyOf(targetOverrides);
+    }
+
+    Settings(String host, int port) {
+      this(host, port, null, -1, Map.of(), null, null, 0, 5_000, 120_000);
+    }
+
+    Settings withTls(String h, int p) {
+      return new Settings(host, port, h, p, targetOverrides, acmeDirectory, acmeTrust, acmeRenewEveryMs, connectTimeoutMs, idleTimeoutMs);
+    }
+
+    Settings withOverrides(Map<String, String> o) {
+      return new Settings(host, port, tlsHost, tlsPort, o, acmeDirectory, acmeTrust, acmeRenewEveryMs, connectTimeoutMs, idleTimeoutMs);
+    }
+
+    Settings withAcme(URI directory, Path trust, long renewEveryMs) {
+      return new Settings(host, port, tlsHost, tlsPort, targetOverrides, directory, trust, renewEveryMs, connectTimeoutMs, idleTimeoutMs);
+    }
+  }
+
+  private final Vertx vertx;
+  private final Settings settings;
+  private final String tag;
+  private final IngressCounters counters = new IngressCounters();
+  private final IngressAcme acme;
+  private final HttpClient client;
+  private final IngressListener listener;
+  private volatile IngressRoutes table = IngressRoutes.NONE;
+
+  IngressEdge(Vertx vertx, Settings settings, String tag, Runnable beatNow) {
+    this.vertx = vertx;
+    this.settings = settings;
+    this.tag = tag;
+    this.acme = settings.acmeDirectory() == null ? null
+        : new IngressAcme(vertx, settings.acmeDirectory(), settings.acmeTrust(), settings.acmeRenewEveryMs(), tag);
+    this.client = vertx.createHttpClient(new HttpClientOptions().setConnectTimeout((int) settings.connectTimeoutMs())
+        .setIdleTimeout((int) Math.max(1, settings.idleTimeoutMs() / 1000)).setKeepAlive(true).setKeepAliveTimeout(30)
+        .setMaxHeaderSize(16_384).setMaxInitialLineLength(8192), new PoolOptions().setHttp1MaxSize(256).setMaxWaitQueueSize(4096));
+    IngressProxy proxy = new IngressProxy(client, () -> table, counters, settings.targetOverrides(), settings.connectTimeoutMs(),
+        settings.idleTimeoutMs(), token -> acme == null ? null : acme.answer(token));
+    HttpServerOptions plain = new HttpServerOptions().setIdleTimeout((int) Math.max(1, settings.idleTimeoutMs() / 1000))
+        .setMaxInitialLineLength(8192).setMaxHeaderSize(16_384).setMaxChunkSize(8192);
+    HttpServerOptions tls = settings.tlsPort() < 0 ? null : new HttpServerOptions(plain).setSsl(true).setSslHandshakeTimeout(10)
+        .setKeyCertOptions(KeyCertOptions.wrap(acme == null ? new IngressAcme(vertx, URI.create("https://none.invalid/"), null, 0, tag).keyManager()
+            : acme.keyManager()));
+    this.listener = new IngressListener(vertx, settings.host(), settings.port(), plain, settings.tlsPort(), tls, proxy::handle, () -> {
+      IngressListener.Drained d = listener().result();
+      if (d != null) {
+        LOG.info("{} ingress drain {} finished: {} ({} open connections, {} requests answered during the drain, {} ms)", tag(),
+            d.op() == null ? "(state)" : d.op(), d.ok() ? "drained" : "failed", d.openConnections(), d.requestsDuringDrain(), d.tookMs());
+      }
+      beatNow.run();
+    });
+  }
+
+  private IngressListener listener() {
+    return listener;
+  }
+
+  private String tag() {
+    return tag;
+  }
+
+  Future<Void> start() {
+    return listener.listen().onSuccess(v -> LOG.info("{} ingress listening on {}:{}{}", tag, settings.host(), listener.plainPort(),
+        listener.tlsPort() < 0 ? "" : " and TLS on " + settings.tlsHost() + ":" + listener.tlsPort()))
+        .recover(e -> Future.failedFuture(new IllegalStateException("--ingress-listen: cannot listen on " + settings.host() + ":"
+            + settings.port() + (settings.tlsPort() >= 0 ? " (or --ingress-tls-listen " + settings.tlsHost() + ":" + settings.tlsPort() + ")" : "")
+            + ": " + e.getMessage(), e)));
+  }
+
+  /**
+   * Takes a heartbeat answer's {@code ingress_routes} ({@code unchanged}, or a route list that replaces the
+   * table whole) and its {@code ingress} (whether the listener should be drained: a drain undone, or
+   * failed, opens it again).
+   */
+  @Override
+  public String routesVersion() {
+    return table.version();
+  }
+
+  @Override
+  public void apply(Object block, Object ingress, boolean drainedBySelf) {
+    if (block instanceof JsonObject b && b.getValue("routes") instanceof JsonArray && !(b.getValue("version") instanceof String v && v.equals(table.version()))) {
+      try {
+        IngressRoutes next = IngressRoutes.parse(b);
+        counters.keepOnly(next.routes());
+        table = next; // one reference: a request in flight keeps the table it matched in
+        if (acme != null) acme.want(next.acmeHostnames());
+        LOG.info("{} ingress routes version {} applied: {} routes{}", tag, next.version(), next.routes().size(),
+            next.skipped().isEmpty() ? "" : "; left out: " + String.join("; ", next.skipped()));
+      } catch (IllegalArgumentException e) {
+        LOG.warn("{} ingress routes not applied: {}", tag, e.getMessage());
+      }
+    }
+    // an answer without the node's ingress (a stream answer may lack it) says nothing of the drain
+    if (!(ingress instanceof JsonArray)) return;
+    boolean wantDrained = drainedBySelf;
+    if (ingress instanceof JsonArray list) {
+      for (Object o : list) {
+        if (o instanceof JsonObject in && ("drained".equals(in.getValue("state")) || "draining".equals(in.getValue("state")))) wantDrained = true;
+      }
+    }
+    if (!wantDrained && listener.draining() && listener.result() != null) {
+      listener.undrain().onComplete(ar -> {
+        if (ar.succeeded()) LOG.info("{} ingress listener open again on {}:{} (no ingress of the node is drained)", tag, settings.host(), listener.plainPort());
+        else LOG.error("{} ingress listener could not open again: {}", tag, ar.cause().getMessage());
+      });
+    } else if (wantDrained && !listener.draining()) {
+      // drained before a restart, or by the coordinator: the listener takes no traffic
+      listener.drain(null, DEFAULT_GRACE_S * 1000);
+    }
+  }
+
+  @Override
+  public void writeReport(StringBuilder sb) {
+    IngressRoutes t = table;
+    if (t.version() == null) return;
+    counters.write(sb, t, acme == null ? Map.of() : acme.serials(), acme == null ? Map.of() : acme.errors());
+  }
+
+  @Override
+  public CommandLedger.Result drain(String opId, String kind, JsonObject command) {
+    long graceS = DEFAULT_GRACE_S;
+    if (command.getValue("grace_s") instanceof Number n && n.longValue() >= 1 && n.longValue() <= MAX_GRACE_S) graceS = n.longValue();
+    IngressListener.Drained d = listener.drain(opId, graceS * 1000);
+    if (d == null) return null;
+    String evidence = "{\"open_connections\":" + d.openConnections() + ",\"requests_during_drain\":" + d.requestsDuringDrain() + "}";
+    if (d.ok()) return new CommandLedger.Result(opId, kind, "succeeded", "drained with evidence " + evidence);
+    return new CommandLedger.Result(opId, kind, "failed", d.openConnections() + " connections still open at the grace deadline ("
+        + graceS + " s); evidence " + evidence);
+  }
+
+  /** Why the ingress listener takes no traffic, or null. */
+  String notReady() {
+    if (!listener.draining()) return null;
+    IngressListener.Drained d = listener.result();
+    return d == null ? "the ingress listener is draining (" + listener.openConnections() + " connections open)" : "the ingress listener is drained";
+  }
+
+  /** For /info. */
+  JsonObject info() {
+    IngressRoutes t = table;
+    return new JsonObject().put("state", listener.draining() ? (listener.result() == null ? "draining" : "drained") : "open")
+        .put("port", listener.plainPort()).put("tls_port", listener.tlsPort() < 0 ? null : listener.tlsPort())
+        .put("routes_version", t.version()).put("routes", t.routes().size()).put("open_connections", listener.openConnections());
+  }
+
+  int plainPort() {
+    return listener.plainPort();
+  }
+
+  int tlsPort() {
+    return listener.tlsPort();
+  }
+
+  IngressAcme acme() {
+    return acme;
+  }
+
+  IngressRoutes table() {
+    return table;
+  }
+
+  IngressCounters counters() {
+    return counters;
+  }
+
+  Future<Void> close() {
+    if (acme != null) acme.close();
+    return Future.join(listener.close(), client.close()).mapEmpty();
+  }
+}

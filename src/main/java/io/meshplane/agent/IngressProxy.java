@@ -1,0 +1,177 @@
+package io.meshplane.agent;
+
+import io.vertx.core.MultiMap;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpHeaders;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.core.http.RequestOptions;
+import io.vertx.core.json.JsonObject;
+import io.vertx.core.net.HostAndPort;
+import io.vertx.core.net.SocketAddress;
+import io.vertx.httpproxy.ProxyRequest;
+import io.vertx.httpproxy.ProxyResponse;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * One request on the ingress listener: the route it matches (the table in force when it arrived, kept
+ * to its end), forwarded with vertx-http-proxy to the target's mesh address, bodies streamed both ways
+ * (never buffered), hop-by-hop headers removed (the fixed set and those the {@code Connection} header
+ * names) and the {@code X-Forwarded-*} headers set; counted per route. No route: the product's 404
+ * problem ({@code no_route}). The target unreachable or failing before its answer: a 502 problem
+ * ({@code bad_gateway}), counted as an error.
+ */
+final class IngressProxy {
+  static final String ACME_PREFIX = "/.well-known/acme-challenge/";
+  private static final List<String> HOP_BY_HOP = List.of("connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade",
+      "proxy-connection", "proxy-authenticate", "proxy-authorization");
+  private static final int MAX_DETAIL = 300;
+
+  private final HttpClient client;
+  private final Supplier<IngressRoutes> table;
+  private final IngressCounters counters;
+  /** A mesh address → the address actually dialled ({@code --ingress-target-override}); empty in production. */
+  private final Map<String, String> overrides;
+  private final long connectTimeoutMs;
+  private final long idleTimeoutMs;
+  /** The key authorization of an HTTP-01 token the agent is answering, or null. */
+  private final Function<String, String> acmeAnswer;
+
+  IngressProxy(HttpClient client, Supplier<IngressRoutes> table, IngressCounters counters, Map<String, String> overrides,
+      long connectTimeoutMs, long idleTimeoutMs, Function<String, String> acmeAnswer) {
+    this.client = client;
+    this.table = table;
+    this.counters = counters;
+    this.overrides = Map.copyOf(overrides);
+    this.connectTimeoutMs = connectTimeoutMs;
+    this.idleTimeoutMs = idleTimeoutMs;
+    this.acmeAnswer = acmeAnswer;
+  }
+
+  void handle(HttpServerRequest req) {
+    String path = req.path();
+    if (!req.isSSL() && path != null && path.startsWith(ACME_PREFIX)) {
+      String answer = acmeAnswer.apply(path.substring(ACME_PREFIX.length()));
+      if (answer != null) {
+        req.response().putHeader(HttpHeaders.CONTENT_TYPE, "application/octet-stream").end(answer);
+        return;
+      }
+    }
+    HostAndPort authority = req.authority();
+    if (authority == null || authority.host() == null || authority.host().isEmpty()) {
+      problem(req, 400, "invalid_request", "Bad Request", "Host: the request names no host");
+      return;
+    }
+    String host = authority.host().toLowerCase(Locale.ROOT);
+    if (host.endsWith(".")) host = host.substring(0, host.length() - 1);
+    if (IngressRoutes.unsafePath(path)) {
+      problem(req, 400, "invalid_request", "Bad Request", "path: a dot segment, an encoded slash or a backslash is not routed");
+      return;
+    }
+    IngressRoutes.Route route = table.get().match(host, path);
+    if (route == null) {
+      problem(req, 404, "no_route", "Not Found", "no ingress route for " + host + path);
+      return;
+    }
+    forward(req, route);
+  }
+
+  private void forward(HttpServerRequest req, IngressRoutes.Route route) {
+    IngressCounters.Route c = counters.of(route.id());
+    c.requests++;
+    c.active++;
+    HttpServerResponse resp = req.response();
+    boolean[] counted = {false};
+    // answered in full: its status class; the client gone first: no class (its bytes still count)
+    resp.bodyEndHandler(v -> {
+      if (counted[0]) return;
+      counted[0] = true;
+      c.answered(resp.getStatusCode(), req.bytesRead(), resp.bytesWritten());
+    });
+    resp.closeHandler(v -> {
+      if (counted[0]) return;
+      counted[0] = true;
+      c.answered(0, req.bytesRead(), resp.bytesWritten());
+    });
+    ProxyRequest proxied = ProxyRequest.reverseProxy(req); // pauses the request: its body is piped, never buffered
+    cleanRequest(proxied.headers(), req, route);
+    HostAndPort asked = req.authority();
+    if (asked != null) proxied.setAuthority(asked); // the target sees the Host the client asked for, not its own address
+    IngressRoutes.Target t = route.target();
+    String address = overrides.getOrDefault(t.address(), t.address());
+    client.request(new RequestOptions().setHost(address).setPort(t.port()).setConnectTimeout(connectTimeoutMs).setIdleTimeout(idleTimeoutMs))
+        .compose(proxied::send)
+        .onComplete(ar -> {
+          if (ar.failed()) {
+            c.errors++;
+            proxied.release();
+            if (!resp.headWritten() && !resp.closed()) {
+              problem(req, 502, "bad_gateway", "Bad Gateway", "ingress route " + route.id() + ": the target " + t.address() + ":" + t.port()
+                  + " did not answer (" + reason(ar.cause()) + ")");
+            } else {
+              resp.reset();
+            }
+            return;
+          }
+          ProxyResponse answer = ar.result();
+          cleanHopByHop(answer.headers());
+          answer.send().onFailure(e -> c.errors++);
+        });
+  }
+
+  /**
+   * Removes the hop-by-hop headers and sets the forwarding ones: {@code X-Forwarded-For} is the client's
+   * address, appended to what came only on a mesh-exposed route (a public client's own claim is
+   * replaced), {@code X-Forwarded-Proto} and {@code X-Forwarded-Host} say what the client asked for.
+   * The {@code Host} header goes to the target unchanged.
+   */
+  static void cleanRequest(MultiMap h, HttpServerRequest req, IngressRoutes.Route route) {
+    cleanHopByHop(h);
+    SocketAddress remote = req.remoteAddress();
+    String client = remote == null ? "unknown" : remote.hostAddress();
+    String before = route.publicExposure() ? null : h.get("x-forwarded-for");
+    h.remove("x-forwarded-for");
+    h.remove("x-forwarded-proto");
+    h.remove("x-forwarded-host");
+    h.remove("forwarded");
+    h.set("X-Forwarded-For", before == null || before.isBlank() ? client : before + ", " + client);
+    h.set("X-Forwarded-Proto", req.isSSL() ? "https" : "http");
+    HostAndPort a = req.authority();
+    if (a != null) h.set("X-Forwarded-Host", a.port() > 0 ? a.host() + ":" + a.port() : a.host());
+  }
+
+  /** The fixed hop-by-hop set, {@code Proxy-*}, and every header the {@code Connection} header names. */
+  static void cleanHopByHop(MultiMap h) {
+    List<String> named = new ArrayList<>(2);
+    for (String v : h.getAll("connection")) {
+      for (String token : v.split(",")) {
+        String n = token.trim().toLowerCase(Locale.ROOT);
+        if (!n.isEmpty()) named.add(n);
+      }
+    }
+    for (String n : named) h.remove(n);
+    for (String n : HOP_BY_HOP) h.remove(n);
+    List<String> proxyHeaders = new ArrayList<>(0);
+    for (String n : h.names()) if (n.regionMatches(true, 0, "proxy-", 0, 6)) proxyHeaders.add(n);
+    for (String n : proxyHeaders) h.remove(n);
+  }
+
+  private static String reason(Throwable e) {
+    String m = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    return m.length() > 120 ? m.substring(0, 120) : m;
+  }
+
+  /** The product's problem document ({@code application/problem+json}). */
+  static void problem(HttpServerRequest req, int status, String code, String title, String detail) {
+    String d = detail.length() > MAX_DETAIL ? detail.substring(0, MAX_DETAIL) + "…" : detail;
+    JsonObject body = new JsonObject().put("type", "urn:meshplane:problem:" + code).put("title", title).put("status", status)
+        .put("code", code).put("detail", d);
+    req.response().setStatusCode(status).putHeader(HttpHeaders.CONTENT_TYPE, "application/problem+json")
+        .putHeader(HttpHeaders.CACHE_CONTROL, "no-store").end(body.encode());
+  }
+}

@@ -1,0 +1,194 @@
+package io.meshplane.agent;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.meshplane.testing.Await;
+import io.vertx.core.Future;
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.PoolOptions;
+import io.vertx.core.http.RequestOptions;
+import io.vertx.core.json.JsonObject;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The agent's ingress edge as a client and a target see it: routing by hostname and path prefix with the
+ * catch-all 404 problem, the forwarding headers and hop-by-hop removal checked at the target, the
+ * per-route counters the heartbeat reports, and a route-set swap under load without a failed request.
+ */
+@Timeout(90)
+class IngressProxyTest {
+  @TempDir Path dir;
+
+  @Test
+  void routesByHostAndPathSetsForwardingHeadersDropsHopByHopAndCounts() throws Exception {
+    try (IngressFixture.Target a = new IngressFixture.Target("a"); IngressFixture.Target b = new IngressFixture.Target("b");
+        IngressFixture f = new IngressFixture(dir.resolve("state"), IngressFixture.plain())) {
+      int dead;
+      try (ServerSocket s = new ServerSocket(0)) {
+        dead = s.getLocalPort(); // nothing listens there once closed
+      }
+      String api = IngressFixture.routeId();
+      String site = IngressFixture.routeId();
+      String other = IngressFixture.routeId();
+      String broken = IngressFixture.routeId();
+      f.serve("7", IngressFixture.route(api, "app.example.com", "/api", IngressFixture.MESH_A, a.port()),
+          IngressFixture.route(site, "app.example.com", "/", IngressFixture.MESH_B, b.port()),
+          IngressFixture.route(other, "other.example.com", "/", IngressFixture.MESH_A, a.port()),
+          IngressFixture.route(broken, "broken.example.com", "/", IngressFixture.MESH_A, dead),
+          IngressFixture.route(IngressFixture.routeId(), "mesh.example.com", "/", IngressFixture.MESH_A, a.port()).put("exposure", "mesh"));
+
+      try (IngressFixture.Raw c = new IngressFixture.Raw(f.port())) {
+        IngressFixture.Answer r = c.exchange("GET", "/api/v1/items?q=1", "app.example.com", "X-Forwarded-For: 6.6.6.6",
+            "X-Forwarded-Proto: https", "X-Forwarded-Host: evil.example", "Forwarded: for=6.6.6.6", "Connection: keep-alive, X-Secret",
+            "X-Secret: do-not-forward", "Proxy-Authorization: Basic Zm9vOmJhcg==", "TE: trailers", "Keep-Alive: timeout=9", "X-Mine: kept");
+        assertEquals(200, r.status(), r.body());
+        JsonObject seen = r.json();
+        assertEquals("a", seen.getString("server"));
+        assertEquals("/api/v1/items", seen.getString("path"));
+        JsonObject h = seen.getJsonObject("headers");
+        assertEquals("127.0.0.1", h.getString("x-forwarded-for"), "a public client's claim is replaced: " + h);
+        assertEquals("http", h.getString("x-forwarded-proto"));
+        assertEquals("app.example.com", h.getString("x-forwarded-host"));
+        assertEquals("app.example.com", h.getString("host"), "the Host goes to the target unchanged");
+        assertEquals("kept", h.getString("x-mine"));
+        for (String gone : List.of("x-secret", "proxy-authorization", "te", "keep-alive", "forwarded")) {
+          assertFalse(h.containsKey(gone), gone + " reached the target: " + h);
+        }
+        assertFalse(h.getString("connection", "").toLowerCase().contains("x-secret"), h.toString());
+        // the target's own hop-by-hop headers stop at the edge
+        assertFalse(r.headers().containsKey("x-upstream-secret"), r.headers().toString());
+        assertFalse(r.headers().containsKey("keep-alive"), r.headers().toString());
+        assertFalse(r.headers().containsKey("proxy-foo"), r.headers().toString());
+        assertEquals("yes", r.headers().get("x-kept"));
+
+        // segment prefixes: /apis is not under /api; the host is matched lower-case without its port
+        assertEquals("b", c.exchange("GET", "/apis", "app.example.com").json().getString("server"));
+        assertEquals("a", c.exchange("GET", "/api", "APP.Example.COM:8443").json().getString("server"));
+        assertEquals("a", c.exchange("GET", "/", "other.example.com").json().getString("server"));
+        assertEquals(404, c.exchange("GET", "/status/404", "app.example.com").status(), "the target's 404 passes through");
+        assertEquals(503, c.exchange("GET", "/status/503", "app.example.com").status());
+
+        IngressFixture.Answer none = c.exchange("GET", "/x/y", "nowhere.example.com");
+        assertEquals(404, none.status());
+        assertEquals("application/problem+json", none.headers().get("content-type"));
+        JsonObject p = none.json();
+        assertEquals("no_route", p.getString("code"));
+        assertEquals("Not Found", p.getString("title"));
+        assertEquals(404, p.getInteger("status"));
+        assertEquals("no ingress route for nowhere.example.com/x/y", p.getString("detail"));
+
+        IngressFixture.Answer dots = c.exchange("GET", "/api/%2e%2e/admin", "app.example.com");
+        assertEquals(400, dots.status(), dots.body());
+        assertTrue(dots.json().getString("detail").startsWith("path:"), dots.body());
+
+        IngressFixture.Answer down = c.exchange("GET", "/", "broken.example.com");
+        assertEquals(502, down.status());
+        assertEquals("bad_gateway", down.json().getString("code"));
+        assertTrue(down.json().getString("detail").contains(broken), down.body());
+
+        // a mesh-exposed route appends to the chain it was given
+        JsonObject hm = c.exchange("GET", "/", "mesh.example.com", "X-Forwarded-For: 100.64.0.9").json().getJsonObject("headers");
+        assertEquals("100.64.0.9, 127.0.0.1", hm.getString("x-forwarded-for"));
+      }
+
+      // the counters, as the next heartbeats report them
+      Await.until("a report with the broken route's error", 15_000, () -> {
+        JsonObject rep = f.lastReport();
+        return rep != null && "7".equals(rep.getString("version")) && rep.getJsonObject("routes").getJsonObject(broken).getLong("errors") == 1;
+      });
+      JsonObject report = f.lastReport();
+      JsonObject ra = report.getJsonObject("routes").getJsonObject(api);
+      assertEquals(2, ra.getLong("requests"), ra.encode());
+      assertEquals(0, ra.getLong("errors"));
+      assertEquals(0, ra.getLong("active"));
+      assertTrue(ra.getLong("bytes_out") > 100, ra.encode());
+      assertNull(ra.getValue("serial"));
+      assertEquals(new JsonObject().put("2xx", 2).put("3xx", 0).put("4xx", 0).put("5xx", 0), ra.getJsonObject("status_classes"));
+      JsonObject rs = report.getJsonObject("routes").getJsonObject(site);
+      assertEquals(3, rs.getLong("requests"), rs.encode());
+      assertEquals(new JsonObject().put("2xx", 1).put("3xx", 0).put("4xx", 1).put("5xx", 1), rs.getJsonObject("status_classes"));
+      JsonObject rb = report.getJsonObject("routes").getJsonObject(broken);
+      assertEquals(1, rb.getLong("requests"));
+      assertEquals(1, rb.getLong("errors"));
+      assertEquals(1, rb.getJsonObject("status_classes").getLong("5xx"));
+    }
+  }
+
+  @Test
+  void aRouteSetSwappedUnderLoadFailsNoRequest() throws Exception {
+    try (IngressFixture.Target a = new IngressFixture.Target("a"); IngressFixture.Target b = new IngressFixture.Target("b");
+        IngressFixture f = new IngressFixture(dir.resolve("state"), IngressFixture.plain())) {
+      String id = IngressFixture.routeId();
+      f.serve("1", IngressFixture.route(id, "app.example.com", "/", IngressFixture.MESH_A, a.port()));
+      Vertx vertx = Vertx.vertx();
+      HttpClient client = vertx.createHttpClient(new HttpClientOptions().setKeepAlive(true), new PoolOptions().setHttp1MaxSize(8));
+      AtomicBoolean stop = new AtomicBoolean();
+      AtomicInteger ok = new AtomicInteger();
+      Map<String, Integer> failures = new ConcurrentHashMap<>();
+      Map<String, AtomicInteger> byServer = new ConcurrentHashMap<>();
+      int port = f.port();
+      try {
+        for (int i = 0; i < 8; i++) loop(client, port, stop, ok, failures, byServer);
+        // versions alternate between the two targets while the loops run; each swap waits until applied and some requests went
+        for (int v = 2; v <= 7; v++) {
+          IngressFixture.Target to = v % 2 == 0 ? b : a;
+          int before = ok.get();
+          f.serve(Integer.toString(v), IngressFixture.route(id, "app.example.com", "/", v % 2 == 0 ? IngressFixture.MESH_B : IngressFixture.MESH_A, to.port()));
+          Await.until("requests after version " + v, 15_000, () -> ok.get() > before + 200);
+        }
+      } finally {
+        stop.set(true);
+        Await.until("the loops stopped", 15_000, () -> byServer.containsKey("stopped") && byServer.get("stopped").get() == 8);
+        client.close().await(5, TimeUnit.SECONDS);
+        vertx.close().await(5, TimeUnit.SECONDS);
+      }
+      assertTrue(failures.isEmpty(), "failed requests: " + failures + " of " + ok.get());
+      assertTrue(byServer.get("a").get() > 0 && byServer.get("b").get() > 0, byServer.toString());
+      Await.until("version 7 reported", 15_000, () -> f.lastReport() != null && "7".equals(f.lastReport().getString("version")));
+      JsonObject r = f.lastReport().getJsonObject("routes").getJsonObject(id);
+      assertTrue(r.getLong("requests") >= ok.get(), "counted across versions: " + r.encode() + " vs " + ok.get());
+      assertEquals(0, r.getLong("errors"));
+    }
+  }
+
+  private static void loop(HttpClient client, int port, AtomicBoolean stop, AtomicInteger ok, Map<String, Integer> failures,
+      Map<String, AtomicInteger> byServer) {
+    if (stop.get()) {
+      byServer.computeIfAbsent("stopped", k -> new AtomicInteger()).incrementAndGet();
+      return;
+    }
+    client.request(new RequestOptions().setMethod(HttpMethod.POST).setHost("127.0.0.1").setPort(port).setURI("/swap")
+            .putHeader("Host", "app.example.com"))
+        .compose(req -> req.send("payload-" + ok.get()).compose(resp -> resp.body().map(body -> {
+          if (resp.statusCode() != 200) throw new IllegalStateException("status " + resp.statusCode() + ": " + body);
+          return body.toJsonObject().getString("server");
+        })))
+        .recover(e -> {
+          failures.merge(String.valueOf(e.getMessage()), 1, Integer::sum);
+          return Future.succeededFuture(null);
+        })
+        .onSuccess(server -> {
+          if (server != null) {
+            ok.incrementAndGet();
+            byServer.computeIfAbsent(server, k -> new AtomicInteger()).incrementAndGet();
+          }
+          loop(client, port, stop, ok, failures, byServer);
+        });
+  }
+}
