@@ -3,7 +3,6 @@ package io.meshplane.agent;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.meshplane.testing.Await;
 import io.vertx.core.json.JsonObject;
@@ -83,7 +82,7 @@ class IngressAcmeTest {
 
   @Test
   void aCertificateIsObtainedOverHttp01ServedBySniVerifiedWithPebblesRootAndRenewed() throws Exception {
-    assumeTrue(Pebble.installed(), "pebble is not installed (/usr/bin/pebble, /usr/bin/pebble-challtestsrv)");
+    assertTrue(Pebble.installed(), "pebble is not installed (/usr/bin/pebble, /usr/bin/pebble-challtestsrv): bash .ci/run installs it");
     try (Pebble pebble = new Pebble(dir.resolve("pebble")); IngressFixture.Target a = new IngressFixture.Target("a");
         IngressFixture f = new IngressFixture(dir.resolve("state"), IngressFixture.plain().withTls("127.0.0.1", 0)
             .withAcme(URI.create(pebble.directory()), pebble.trustPem, 8_000))) {
