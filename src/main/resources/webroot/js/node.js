@@ -5,7 +5,7 @@
 // node-cert.js (its MeshCA certificate).
 
 import { api, seg, isAbort, ApiError } from './api.js';
-import { h, badge, chips, fmtTime, relative, pre, str, link, errorBox, renderIfChanged } from './ui.js';
+import { h, badge, chips, fmtTime, relative, pre, str, link, errorBox, renderIfChanged, makeTable, td } from './ui.js';
 import { liveBadge } from './nodes.js';
 import { nodeActions } from './node-actions.js';
 import { nodeOperations } from './node-ops.js';
@@ -16,14 +16,16 @@ export { parseTags } from './node-actions.js';
 
 const FIELD_ORDER = [
   'id', 'name', 'team', 'environment', 'status', 'heartbeat', 'address', 'public_key', 'endpoints', 'tags',
-  'routes', 'relay', 'relay_status', 'services', 'ingress', 'acl_matches', 'policy_sync', 'pki_sync', 'telemetry',
+  'routes', 'relay', 'relay_status', 'services', 'ingress', 'acl_matches', 'policy_sync', 'pki_sync', 'ingress_sync',
+  'ingress_stats', 'telemetry',
   'created_at', 'updated_at',
 ];
 const LABELS = {
   id: 'Id', name: 'Name', team: 'Team', environment: 'Environment', status: 'Status', heartbeat: 'Last heartbeat',
   address: 'Mesh address', public_key: 'Public key', endpoints: 'Endpoints', tags: 'Tags', routes: 'Routes',
   relay: 'Relay', relay_status: 'Relay status', services: 'Bound services', ingress: 'Ingress',
-  acl_matches: 'ACL matches', policy_sync: 'Policy sync', pki_sync: 'MeshCA sync', telemetry: 'Telemetry', created_at: 'Enrolled',
+  acl_matches: 'ACL matches', policy_sync: 'Policy sync', pki_sync: 'MeshCA sync', ingress_sync: 'Ingress routes sync',
+  ingress_stats: 'Ingress traffic', telemetry: 'Telemetry', created_at: 'Enrolled',
   updated_at: 'Record updated',
 };
 
@@ -109,6 +111,29 @@ export function renderNode(ctx, id) {
         const held = (x) => (typeof x === 'string' ? x : '—');
         return [badge(str(v.state), { 'data-test': 'node-pki-sync-state' }),
           ` bundle ${held(v.bundle)} (current ${held(v.current_bundle)}); issuer ${held(v.issuer)} (current ${held(v.current_issuer)})`];
+      }
+      case 'ingress_sync': {
+        // the ingress routes version the agent applied against the one it should serve (none: it serves no route)
+        if (!v || typeof v !== 'object' || v.state === 'none') {
+          return h('span', { class: 'muted', 'data-test': 'node-ingress-sync-state' }, 'serves no ingress route');
+        }
+        const n = (x) => (x === null || x === undefined ? '—' : str(x));
+        return [badge(str(v.state), { 'data-test': 'node-ingress-sync-state' }), ` applied ${n(v.acknowledged)}; current ${n(v.current)}`];
+      }
+      case 'ingress_stats': {
+        // per route, what the agent's edge reported with its latest heartbeat
+        if (!v || typeof v !== 'object' || Object.keys(v).length === 0) return h('span', { class: 'muted' }, 'no traffic reported');
+        const num = (x) => (typeof x === 'number' ? x.toLocaleString() : '—');
+        const t = makeTable(['Route', 'Requests', 'Errors', 'Active', '2xx / 3xx / 4xx / 5xx', 'Bytes in / out', 'Certificate serial'],
+          { caption: 'Ingress traffic by route', test: 'node-ingress-stats' });
+        for (const route of Object.keys(v).sort()) {
+          const r = v[route] || {};
+          const c = r.status_classes || {};
+          t.tbody.append(h('tr', {}, td(route), td(num(r.requests)), td(num(r.errors)), td(num(r.active)),
+            td(`${num(c['2xx'])} / ${num(c['3xx'])} / ${num(c['4xx'])} / ${num(c['5xx'])}`),
+            td(`${num(r.bytes_in)} / ${num(r.bytes_out)}`), td(typeof r.serial === 'string' ? r.serial : '—')));
+        }
+        return t.wrap;
       }
       case 'telemetry':
         return pre(v && typeof v === 'object' ? v : {});
