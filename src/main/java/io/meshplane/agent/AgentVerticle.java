@@ -100,7 +100,11 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
     Future<Void> w = watch == null ? Future.succeededFuture() : watch.close();
     Future<Void> m = meshTls.close();
     Future<Void> i = ingress == null ? Future.succeededFuture() : ingress.close();
-    return Future.join(List.of(l, w, m, i, coordinators.close()));
+    // what changed since the last heartbeat is saved now, not lost with the stop: a certificate adopted a moment ago
+    // would otherwise be asked for again after the restart, and held back by the coordinator as too young (REISSUE_AFTER)
+    int parts = session == null ? 0 : session.takeDirty();
+    Future<Void> s = parts == 0 ? Future.succeededFuture() : save(parts);
+    return Future.join(List.of(l, w, m, i, s, coordinators.close()));
   }
 
   // ---- the state dir (blocking; on a worker) ----
@@ -369,7 +373,7 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
     meshTls.publish(p); // the next handshake presents, trusts and refuses by what the node holds now
     if (a.adopted()) LOG.info("{} certificate {} adopted: {}", tag(), p.serial(), p.info(now).encode());
     if (a.refused() != null) LOG.warn("{} issued certificate refused ({}); a new CSR in {} s", tag(), a.refused(), AgentPki.RETRY_MS / 1000);
-    if (a.deferredS() > 0) LOG.info("{} certificate deferred by the coordinator's signing budget: CSR again in {} s", tag(), a.deferredS());
+    if (a.deferredS() > 0) LOG.info("{} certificate deferred by the coordinator (its signing budget, or the latest certificate is too young to replace): CSR again in {} s", tag(), a.deferredS());
     if (a.bundle()) LOG.info("{} trust bundle updated", tag());
     if (a.revocations()) LOG.info("{} revocation list at version {}", tag(), p.revocationsVersion());
   }

@@ -134,6 +134,19 @@ class AgentCertificateTest {
   }
 
   @Test
+  void aCertificateAdoptedJustBeforeAStopIsHeldAgainAfterTheRestart() {
+    // the state is saved before each heartbeat; a stop between an adoption and the next heartbeat (a second here, 30 s
+    // and more in production) must save it too, or the restarted agent asks again and the coordinator holds it back
+    NodeAgent a = agent("cert-stop");
+    JsonObject c = awaitCertificate(a, "a valid certificate", j -> "valid".equals(j.getString("verdict")));
+    a.close();
+    NodeAgent again = agent("cert-stop");
+    JsonObject held = certificate(again);
+    assertTrue(held != null && c.getString("serial").equals(held.getString("serial")),
+        "the restarted agent holds the certificate it had before any heartbeat: " + held);
+  }
+
+  @Test
   void reissuingANodesCertificateIsAnOperationVerifiedByTheNewSerialItsHeartbeatReports() {
     NodeAgent a = agent("cert-reissue");
     JsonObject c = awaitCertificate(a, "a valid certificate", j -> "valid".equals(j.getString("verdict")));
