@@ -32,19 +32,29 @@ final class BundlePath {
   }
 
   private static String validate(List<X509Certificate> bundle, X509Certificate leaf, List<X509Certificate> intermediates, long nowMs) {
+    List<X509Certificate> path = new ArrayList<>();
+    path.add(leaf);
+    path.addAll(intermediates);
+    String why = pkix(bundle, path, nowMs);
+    return why == null ? null : "untrusted: " + why;
+  }
+
+  /**
+   * PKIX path validation of {@code path} (leaf first) under {@code roots} at {@code atMs}, revocation off (the caller
+   * checks the list it holds, by serial and by key): null when it verifies, else the validator's reason. Shared by the
+   * agent's own certificate ({@link AgentPki}) and its peers' ({@link PeerVerdict}).
+   */
+  static String pkix(List<X509Certificate> roots, List<X509Certificate> path, long atMs) {
     try {
-      List<X509Certificate> path = new ArrayList<>();
-      path.add(leaf);
-      path.addAll(intermediates);
       Set<TrustAnchor> anchors = new HashSet<>();
-      for (X509Certificate r : bundle) anchors.add(new TrustAnchor(r, null));
+      for (X509Certificate r : roots) anchors.add(new TrustAnchor(r, null));
       PKIXParameters params = new PKIXParameters(anchors);
-      params.setRevocationEnabled(false); // revocation: the list the agent holds, by serial and by key
-      params.setDate(new Date(nowMs));
+      params.setRevocationEnabled(false);
+      params.setDate(new Date(atMs));
       CertPathValidator.getInstance("PKIX").validate(CertificateFactory.getInstance("X.509").generateCertPath(path), params);
       return null;
     } catch (GeneralSecurityException e) {
-      return "untrusted: " + e.getMessage();
+      return e.getMessage();
     }
   }
 }

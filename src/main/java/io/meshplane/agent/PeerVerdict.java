@@ -1,19 +1,11 @@
 package io.meshplane.agent;
 
 import io.vertx.core.json.JsonObject;
-import java.security.GeneralSecurityException;
-import java.security.cert.CertPathValidator;
-import java.security.cert.CertificateFactory;
 import java.security.cert.CertificateParsingException;
-import java.security.cert.PKIXParameters;
-import java.security.cert.TrustAnchor;
 import java.security.cert.X509Certificate;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Date;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 
 /**
  * The agent's verdict on a peer's certificate, the one rule both ways: the mesh TLS listener judges a
@@ -111,16 +103,7 @@ record PeerVerdict(String verdict, String reason, String spiffeId, String serial
 
   /** The path under the roots at {@code atMs}; null when it verifies, else why not. */
   private static String pkix(List<X509Certificate> roots, List<X509Certificate> path, long atMs) {
-    try {
-      Set<TrustAnchor> anchors = new HashSet<>();
-      for (X509Certificate r : roots) anchors.add(new TrustAnchor(r, null));
-      PKIXParameters params = new PKIXParameters(anchors);
-      params.setRevocationEnabled(false); // revocation: the list the agent holds, by serial and by key
-      params.setDate(new Date(atMs));
-      CertPathValidator.getInstance("PKIX").validate(CertificateFactory.getInstance("X.509").generateCertPath(path), params);
-      return null;
-    } catch (GeneralSecurityException e) {
-      return "does not chain to the trust bundle held: " + e.getMessage();
-    }
+    String why = BundlePath.pkix(roots, path, atMs);
+    return why == null ? null : "does not chain to the trust bundle held: " + why;
   }
 }

@@ -20,6 +20,23 @@ public final class Params {
     return (int) v;
   }
 
+  /**
+   * {@code If-Match: 7} or {@code If-Match: "7"}: the version a client read (a strong ETag of ASCII
+   * digits, at most 18); null when the header is absent; 400 naming {@code If-Match} otherwise.
+   *
+   * @param what what the version is of, for the problem's message ("the policy version")
+   */
+  public static Long ifMatchVersion(RoutingContext ctx, String what) {
+    String h = ctx.request().getHeader("If-Match");
+    if (h == null) return null;
+    String v = h.trim();
+    if (v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"")) v = v.substring(1, v.length() - 1);
+    if (v.isEmpty() || v.length() > 18 || !v.chars().allMatch(c -> c >= '0' && c <= '9')) {
+      throw Refusal.invalid("If-Match", "must be " + what + " you read (the ETag), e.g. 7 or \"7\"");
+    }
+    return Long.parseLong(v);
+  }
+
   /** {@code true}, {@code false}, or false when absent. */
   public static boolean flag(RoutingContext ctx, String name) {
     String v = ctx.request().getParam(name);

@@ -10,7 +10,6 @@ import io.meshplane.access.Caller;
 import io.meshplane.access.Permission;
 import io.meshplane.common.Fields;
 import io.meshplane.common.Page;
-import io.meshplane.common.Refusal;
 import io.meshplane.common.StrictJsonReader;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
@@ -164,15 +163,8 @@ final class IngressRoutes {
     return v;
   }
 
-  /** {@code If-Match: 7} or {@code If-Match: "7"} (the ETag); null when absent. */
+  /** {@code If-Match}: see {@link Params#ifMatchVersion}. */
   private static Long ifMatch(RoutingContext ctx) {
-    String h = ctx.request().getHeader("If-Match");
-    if (h == null) return null;
-    String v = h.trim();
-    if (v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"")) v = v.substring(1, v.length() - 1);
-    if (v.isEmpty() || v.length() > 18 || !v.chars().allMatch(c -> c >= '0' && c <= '9')) {
-      throw Refusal.invalid("If-Match", "must be the routes version you read (the ETag), e.g. 7 or \"7\"");
-    }
-    return Long.parseLong(v);
+    return Params.ifMatchVersion(ctx, "the routes version");
   }
 }

@@ -15,6 +15,7 @@ import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.http.JsonBodies;
 import io.meshplane.http.Pages;
+import io.meshplane.http.Params;
 import io.meshplane.http.Responses;
 import io.meshplane.node.NodeFormats;
 import io.vertx.core.json.JsonObject;
@@ -138,16 +139,9 @@ final class PolicyRoutes {
     return v;
   }
 
-  /** {@code If-Match: 7} or {@code If-Match: "7"} (the ETag); null when absent. */
+  /** {@code If-Match}: see {@link Params#ifMatchVersion}. */
   private static Long ifMatch(RoutingContext ctx) {
-    String h = ctx.request().getHeader("If-Match");
-    if (h == null) return null;
-    String v = h.trim();
-    if (v.length() >= 2 && v.startsWith("\"") && v.endsWith("\"")) v = v.substring(1, v.length() - 1);
-    if (v.isEmpty() || v.length() > 18 || !v.chars().allMatch(c -> c >= '0' && c <= '9')) {
-      throw Refusal.invalid("If-Match", "must be the policy version you read, e.g. 7 or \"7\"");
-    }
-    return Long.parseLong(v);
+    return Params.ifMatchVersion(ctx, "the policy version");
   }
 
   private static long version(RoutingContext ctx) {
