@@ -62,7 +62,12 @@ final class AgentListener {
         if (why == null) json(req, 200, new JsonObject().put("status", "UP"));
         else json(req, 503, new JsonObject().put("status", "DOWN").put("reason", why));
       }
-      case "/metrics" -> req.response().putHeader(HttpHeaders.CONTENT_TYPE, AgentMetrics.CONTENT_TYPE).end(agent.metrics.scrape(agent.gauges(now)));
+      case "/metrics" -> {
+        StringBuilder text = new StringBuilder(agent.metrics.scrape(agent.gauges(now)));
+        IngressEdge edge = agent.ingress();
+        if (edge != null) edge.writeMetrics(text, now);
+        req.response().putHeader(HttpHeaders.CONTENT_TYPE, AgentMetrics.CONTENT_TYPE).end(text.toString());
+      }
       default -> json(req, 200, info(now));
     }
   }

@@ -83,6 +83,8 @@ final class IngressAcme {
   /** The certificate an alias names (the current ones and the ones they replaced: a handshake reads one copy throughout). */
   private final Map<String, Held> byAlias = new ConcurrentHashMap<>();
   private final Map<String, String> errors = new ConcurrentHashMap<>();
+  /** Hostname → failed orders since it was first wanted (mesh_ingress_acme_failures_total); forgotten with the hostname. */
+  private final Map<String, Long> failedOrders = new ConcurrentHashMap<>();
 
   // event loop only
   private final Set<String> wanted = new HashSet<>();
@@ -135,6 +137,7 @@ final class IngressAcme {
         if (t != null) vertx.cancelTimer(t);
         failures.remove(h);
         errors.remove(h);
+        failedOrders.remove(h);
         Held gone = held.remove(h);
         if (gone != null) byAlias.remove(gone.alias());
       }
@@ -164,6 +167,7 @@ final class IngressAcme {
         int n = failures.merge(hostname, 1, Integer::sum);
         String why = describe(ar.cause());
         errors.put(hostname, why);
+        failedOrders.merge(hostname, 1L, Long::sum);
         long wait = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS << Math.min(20, n - 1));
         LOG.warn("{} ACME certificate for {} not obtained ({}); retried in {} s", tag, hostname, why, wait / 1000);
         schedule(hostname, wait);
@@ -273,6 +277,18 @@ final class IngressAcme {
 
   Map<String, String> errors() {
     return Map.copyOf(errors);
+  }
+
+  /** Hostname → when the certificate served expires, epoch milliseconds. */
+  Map<String, Long> notAfters() {
+    Map<String, Long> m = new HashMap<>();
+    held.forEach((h, c) -> m.put(h, c.notAfterMs()));
+    return m;
+  }
+
+  /** Hostname → failed orders since the routes first wanted it (a counter; gone with the hostname). */
+  Map<String, Long> failedOrders() {
+    return Map.copyOf(failedOrders);
   }
 
   Held held(String hostname) {

@@ -54,12 +54,28 @@ final class IngressCounters {
     return n;
   }
 
+  /** The most characters of an {@code acme_error} the coordinator takes (API.md §11). */
+  static final int ACME_ERROR_MAX = 200;
+
+  /** An ACME failure as the coordinator takes it: control characters as spaces, never blank, at most {@value #ACME_ERROR_MAX} characters. */
+  static String reportable(String error) {
+    StringBuilder b = new StringBuilder(Math.min(error.length(), ACME_ERROR_MAX));
+    for (int i = 0; i < error.length() && b.length() < ACME_ERROR_MAX; i++) {
+      char c = error.charAt(i);
+      b.append(Character.isISOControl(c) ? ' ' : c);
+    }
+    // never half a surrogate pair at the cut
+    if (b.length() > 0 && Character.isHighSurrogate(b.charAt(b.length() - 1))) b.setLength(b.length() - 1);
+    return b.toString().isBlank() ? "ACME failure (no message)" : b.toString();
+  }
+
   /**
    * Appends {@code "ingress_routes":{"version":…,"routes":{id:{…}}}} (a leading comma included) for
    * the routes of {@code table}; {@code serials} gives the serial of the certificate served for a
-   * hostname and {@code acmeErrors} the last failure to obtain one (both may lack a hostname).
+   * hostname, {@code notAfters} when it expires (epoch ms; reported in seconds) and {@code acmeErrors}
+   * the last failure to obtain one (all may lack a hostname).
    */
-  void write(StringBuilder sb, IngressRoutes table, Map<String, String> serials, Map<String, String> acmeErrors) {
+  void write(StringBuilder sb, IngressRoutes table, Map<String, String> serials, Map<String, Long> notAfters, Map<String, String> acmeErrors) {
     JsonText.key(sb.append(','), "ingress_routes").append('{');
     JsonText.key(sb, "version");
     JsonText.string(sb, table.version()).append(',');
@@ -82,10 +98,14 @@ final class IngressCounters {
       String serial = r.acme() ? serials.get(r.hostname()) : null;
       if (serial == null) sb.append("null");
       else JsonText.string(sb, serial);
+      Long notAfter = r.acme() ? notAfters.get(r.hostname()) : null;
+      JsonText.key(sb.append(','), "not_after");
+      if (notAfter == null) sb.append("null");
+      else sb.append(Math.max(0, notAfter / 1000));
       String acmeError = r.acme() ? acmeErrors.get(r.hostname()) : null;
       if (acmeError != null) {
         JsonText.key(sb.append(','), "acme_error");
-        JsonText.string(sb, acmeError);
+        JsonText.string(sb, reportable(acmeError));
       }
       JsonText.key(sb.append(','), "status_classes").append('{');
       for (int k = 0; k < 4; k++) {

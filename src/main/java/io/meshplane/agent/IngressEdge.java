@@ -67,6 +67,8 @@ final class IngressEdge implements AgentSession.Edge {
   private final HttpClient client;
   private final IngressListener listener;
   private volatile IngressRoutes table = IngressRoutes.NONE;
+  /** When a coordinator's answer last said the routes in use are current (epoch ms; -1: never): the config age's origin. */
+  private long confirmedAtMs = -1;
 
   IngressEdge(Vertx vertx, Settings settings, String tag, Runnable beatNow) {
     this.vertx = vertx;
@@ -134,6 +136,10 @@ final class IngressEdge implements AgentSession.Edge {
         LOG.warn("{} ingress routes not applied: {}", tag, e.getMessage());
       }
     }
+    // an answer naming the version in use (unchanged, or the list just applied) confirms it current
+    if (block instanceof JsonObject b && b.getValue("version") instanceof String v && v.equals(table.version())) {
+      confirmedAtMs = System.currentTimeMillis();
+    }
     // an answer without the node's ingress (a stream answer may lack it) says nothing of the drain
     if (!(ingress instanceof JsonArray)) return;
     boolean wantDrained = drainedBySelf;
@@ -157,7 +163,8 @@ final class IngressEdge implements AgentSession.Edge {
   public void writeReport(StringBuilder sb) {
     IngressRoutes t = table;
     if (t.version() == null) return;
-    counters.write(sb, t, acme == null ? Map.of() : acme.serials(), acme == null ? Map.of() : acme.errors());
+    counters.write(sb, t, acme == null ? Map.of() : acme.serials(), acme == null ? Map.of() : acme.notAfters(),
+        acme == null ? Map.of() : acme.errors());
   }
 
   @Override
@@ -170,6 +177,11 @@ final class IngressEdge implements AgentSession.Edge {
     if (d.ok()) return new CommandLedger.Result(opId, kind, "succeeded", "drained with evidence " + evidence);
     return new CommandLedger.Result(opId, kind, "failed", d.openConnections() + " connections still open at the grace deadline ("
         + graceS + " s); evidence " + evidence);
+  }
+
+  /** Appends the edge's {@code mesh_ingress_*} families to a scrape of /metrics ({@link IngressMetrics}). */
+  void writeMetrics(StringBuilder sb, long nowMs) {
+    IngressMetrics.write(sb, table, counters, acme, listener.openConnections(), confirmedAtMs, nowMs);
   }
 
   /** Why the ingress listener takes no traffic, or null. */

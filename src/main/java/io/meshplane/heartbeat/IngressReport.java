@@ -10,12 +10,16 @@ import java.util.Map;
  * The {@code ingress_routes} block of a heartbeat (API.md §11, §18): the ingress routes version the
  * agent applied and its counters per route. Bounded: at most {@value #MAX_ROUTES} routes, ids of the
  * {@code ir_} shape, counters whole numbers &ge; 0, a version of at most 40 characters of digits and
- * '.'. Keys this build does not know are ignored (a newer agent's counters), as elsewhere in the
+ * '.', a certificate's {@code not_after} epoch seconds, an {@code acme_error} of at most
+ * {@value #MAX_ACME_ERROR} characters without control characters. Keys this build does not know are ignored (a newer agent's counters), as elsewhere in the
  * heartbeat; what is kept is re-encoded from the checked values only, so the live entry never holds
  * more than the known fields of 64 routes.
  */
 final class IngressReport {
   static final int MAX_ROUTES = 64;
+  static final int MAX_ACME_ERROR = 200;
+  /** 9999-12-31T23:59:59Z: a later {@code not_after} is no certificate's. */
+  static final long MAX_NOT_AFTER = 253_402_300_799L;
   private static final List<String> COUNTERS = List.of("requests", "errors", "active", "bytes_in", "bytes_out");
   private static final List<String> CLASSES = List.of("2xx", "3xx", "4xx", "5xx");
 
@@ -71,6 +75,23 @@ final class IngressReport {
       out.put("serial", s);
     } else {
       f.error(at + ".serial", "must be null or the certificate's serial as 1-40 lower-case hex digits");
+    }
+    Object notAfter = in.getValue("not_after");
+    if (notAfter == null) {
+      out.putNull("not_after");
+    } else if ((notAfter instanceof Integer || notAfter instanceof Long) && ((Number) notAfter).longValue() >= 0
+        && ((Number) notAfter).longValue() <= MAX_NOT_AFTER) {
+      out.put("not_after", ((Number) notAfter).longValue());
+    } else {
+      f.error(at + ".not_after", "must be null or when the certificate served expires, as whole seconds since the Unix epoch");
+    }
+    Object acmeError = in.getValue("acme_error");
+    if (acmeError == null) {
+      out.putNull("acme_error");
+    } else if (acmeError instanceof String s && !s.isBlank() && s.length() <= MAX_ACME_ERROR && s.chars().noneMatch(Character::isISOControl)) {
+      out.put("acme_error", s);
+    } else {
+      f.error(at + ".acme_error", "must be null or the last ACME failure as 1-" + MAX_ACME_ERROR + " characters without control characters");
     }
     JsonObject classes = new JsonObject();
     Object sc = in.getValue("status_classes");
