@@ -65,7 +65,8 @@ final class ReplicaModules {
         observability.mesh(), cursors, config.operationsDeadline());
     // ingress routes follow the change log after the policy and operations (a target's services come from work entries);
     // a route's reachability is the policy feature's check
-    ingress = new io.meshplane.ingress.IngressModule(p, reads, audit.log(), changes, cursors, policy::reach);
+    ingress = new io.meshplane.ingress.IngressModule(vertx, hz, p, reads, audit.log(), changes, cursors, policy::reach,
+        observability.mesh().registry(), () -> heartbeat.liveNodes());
     // MeshCA follows the change log (its revocation list) and records in the audit trail
     meshca = new io.meshplane.meshca.MeshcaModule(vertx, hz, p, reads, changes, audit.log(), cursors, observability.mesh().registry(),
         config.meshca(), () -> heartbeat.liveNodes());

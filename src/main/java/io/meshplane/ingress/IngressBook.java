@@ -61,6 +61,11 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
   private volatile Map<String, Node> nodes = new ConcurrentHashMap<>();
   private volatile Map<String, String[]> services = new ConcurrentHashMap<>();
   private volatile Map<String, Answer> answers = new ConcurrentHashMap<>();
+  // for the gauges (IngressGauges): when each domain's routes, or a node's own routes by a re-tag, last changed (epoch ms)
+  private volatile Map<String, Long> changedAt = new ConcurrentHashMap<>();
+  private volatile Map<String, Long> retaggedAt = new ConcurrentHashMap<>();
+  /** Moves whenever the set of nodes that serve routes may have changed (the gauges list them again then). */
+  private volatile long generation;
 
   // ---- the follower (the feed's thread) ----
 
@@ -86,6 +91,12 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
           services = loadedServices;
           domains = loadedDomains;
           answers = new ConcurrentHashMap<>();
+          long now = System.currentTimeMillis();
+          Map<String, Long> loadedAt = new ConcurrentHashMap<>();
+          for (String k : loadedDomains.keySet()) loadedAt.put(k, now);
+          changedAt = loadedAt;
+          retaggedAt = new ConcurrentHashMap<>();
+          generation++;
           return null;
         }))));
   }
@@ -99,9 +110,14 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
         List<JsonObject> routes = new ArrayList<>();
         for (Object o : d.getJsonArray("routes", new JsonArray())) routes.add((JsonObject) o);
         domains.put(k, build(k, d.getLong("version"), e.seq(), 0, routes));
+        changedAt.put(k, at(e));
+        generation++;
       }
-      case "enroll" -> nodes.put(d.getString("id"), new Node(key(d.getString("team"), d.getString("environment")), d.getString("name"),
-          strings(d.getJsonArray("tags")), d.getString("address"), 0));
+      case "enroll" -> {
+        nodes.put(d.getString("id"), new Node(key(d.getString("team"), d.getString("environment")), d.getString("name"),
+            strings(d.getJsonArray("tags")), d.getString("address"), 0));
+        generation++;
+      }
       case "retag" -> {
         Node n = nodes.get(d.getString("id"));
         if (n == null) return true;
@@ -109,13 +125,17 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
         Domain dom = domains.get(n.domain());
         boolean concerns = dom != null && (any(dom.tags(), n.tags()) || any(dom.tags(), tags));
         nodes.put(d.getString("id"), new Node(n.domain(), n.name(), tags, n.address(), concerns ? e.seq() : n.epoch()));
+        if (concerns) retaggedAt.put(d.getString("id"), at(e));
+        generation++;
       }
       case "delete" -> {
         String id = d.getString("id");
         Node n = nodes.remove(id);
         services.remove(id);
         answers.remove(id);
-        if (n != null) touchTarget(n.domain(), id, e.seq());
+        retaggedAt.remove(id);
+        generation++;
+        if (n != null) touchTarget(n.domain(), id, e);
       }
       case "work" -> {
         String id = d.getString("node");
@@ -128,7 +148,7 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
           services.put(id, now);
         }
         Node n = nodes.get(id);
-        if (n != null && !java.util.Arrays.equals(was == null ? new String[0] : was, now)) touchTarget(n.domain(), id, e.seq());
+        if (n != null && !java.util.Arrays.equals(was == null ? new String[0] : was, now)) touchTarget(n.domain(), id, e);
       }
       default -> {
         return false;
@@ -138,10 +158,15 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
   }
 
   /** A node of {@code domain} changed where it is a target: its routes are encoded again, under a new epoch. */
-  private void touchTarget(String domain, String id, long seq) {
+  private void touchTarget(String domain, String id, ChangeLog.Entry e) {
     Domain dom = domains.get(domain);
     if (dom == null || !dom.targets().contains(id)) return;
-    domains.put(domain, build(domain, dom.version(), dom.seq(), seq, dom.routes()));
+    domains.put(domain, build(domain, dom.version(), dom.seq(), e.seq(), dom.routes()));
+    changedAt.put(domain, at(e));
+  }
+
+  private static long at(ChangeLog.Entry e) {
+    return e.atMillis() > 0 ? e.atMillis() : System.currentTimeMillis();
   }
 
   private Domain build(String key, long version, long seq, long epoch, List<JsonObject> routes) {
@@ -256,6 +281,36 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
     String current = n == null ? null : version(d, n);
     String state = !serves && ack == null ? "none" : ack != null && current != null && compare(ack, current) >= 0 ? "current" : "behind";
     return new JsonObject().put("state", state).put("acknowledged", ack).put("current", current);
+  }
+
+  // ---- for the gauges (off the event loops) ----
+
+  /** The ids of the nodes that serve routes now (a route of their team+environment names one of their tags). O(nodes of the mesh). */
+  List<String> servingNodes() {
+    Map<String, Domain> ds = domains;
+    List<String> out = new ArrayList<>();
+    nodes.forEach((id, n) -> {
+      Domain d = ds.get(n.domain());
+      if (d != null && any(d.tags(), n.tags())) out.add(id);
+    });
+    return out;
+  }
+
+  /** See {@link #generation}. */
+  long generation() {
+    return generation;
+  }
+
+  /**
+   * Since when (epoch ms, this replica's view) the node's current version is current: the last change of
+   * its team+environment's routes or targets, or of its own tags; after a snapshot load, the load.
+   */
+  long currentSince(String nodeId) {
+    Node n = nodes.get(nodeId);
+    long t = n == null ? 0 : changedAt.getOrDefault(n.domain(), 0L);
+    Long r = retaggedAt.get(nodeId);
+    if (r != null) t = Math.max(t, r);
+    return t == 0 ? System.currentTimeMillis() : t;
   }
 
   /** The routes of a team+environment this replica holds, and their version (the service's read-your-writes check). */

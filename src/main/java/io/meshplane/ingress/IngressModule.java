@@ -1,16 +1,21 @@
 package io.meshplane.ingress;
 
+import com.hazelcast.core.HazelcastInstance;
 import io.meshplane.access.Caller;
 import io.meshplane.audit.AuditLog;
 import io.meshplane.changes.ChangeLog;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.module.Module;
+import io.meshplane.node.LiveNodes;
 import io.meshplane.node.NodeIngress;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
+import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
+import java.util.function.Supplier;
 
 /**
  * Ingress routes as a module (API.md §18, ARCHITECTURE.md "Ingress routes"): the {@code /ingress/routes}
@@ -31,16 +36,38 @@ public final class IngressModule implements Module, NodeIngress {
   private final IngressBook book = new IngressBook();
   private final IngressService service;
   private final Cursors cursors;
+  private final IngressGauges gauges;
 
-  public IngressModule(Pool pool, Pool reads, AuditLog audit, ChangeLog.Feed changes, Cursors cursors, Reach reach) {
+  /** @param live the nodes' live state (the heartbeat feature's, built after this one: asked when the gauges sample) */
+  public IngressModule(Vertx vertx, HazelcastInstance hz, Pool pool, Pool reads, AuditLog audit, ChangeLog.Feed changes, Cursors cursors,
+      Reach reach, MeterRegistry registry, Supplier<LiveNodes> live) {
     this.cursors = cursors;
     this.service = new IngressService(new IngressRepository(pool, reads), audit, changes, reach);
+    this.gauges = new IngressGauges(vertx, hz, registry, book, live);
     changes.follow(book);
   }
 
   @Override
   public String name() {
     return "ingress";
+  }
+
+  /** Starts the gauges' sampler (docs/OPERATIONS.md, "Metrics"). */
+  @Override
+  public Future<Void> start() {
+    gauges.start();
+    return Future.succeededFuture();
+  }
+
+  @Override
+  public Future<Void> stop() {
+    gauges.stop();
+    return Future.succeededFuture();
+  }
+
+  /** The gauges' sampler (tests in this package). */
+  IngressGauges gauges() {
+    return gauges;
   }
 
   @Override
