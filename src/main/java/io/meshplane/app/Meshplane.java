@@ -303,6 +303,12 @@ public final class Meshplane implements AutoCloseable {
     return f == null ? null : f.meshca;
   }
 
+  /** The ingress routes feature (tests: its gauges' sampler). */
+  public io.meshplane.ingress.IngressModule ingress() {
+    ReplicaModules f = features;
+    return f == null ? null : f.ingress;
+  }
+
   public io.meshplane.bulk.BulkModule bulk() {
     ReplicaModules f = features;
     return f == null ? null : f.bulk;
