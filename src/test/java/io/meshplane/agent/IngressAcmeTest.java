@@ -56,6 +56,17 @@ class IngressAcmeTest {
   }
 
   @Test
+  void anAcmeFailureIsReportedAsTheCoordinatorTakesIt() {
+    assertEquals("http-01 failed:  connection refused", IngressCounters.reportable("http-01 failed:\r\nconnection refused"));
+    String long300 = "e".repeat(300);
+    assertEquals(IngressCounters.ACME_ERROR_MAX, IngressCounters.reportable(long300).length());
+    // a cut never leaves half a surrogate pair
+    String emoji = "x".repeat(IngressCounters.ACME_ERROR_MAX - 1) + "\uD83D\uDE00";
+    assertEquals(IngressCounters.ACME_ERROR_MAX - 1, IngressCounters.reportable(emoji).length());
+    assertTrue(!IngressCounters.reportable("\n\t").isBlank());
+  }
+
+  @Test
   void aCertificateThatCannotBeObtainedIsReportedAsTheRoutesAcmeError() throws Exception {
     int closed;
     try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
@@ -73,6 +84,15 @@ class IngressAcmeTest {
       JsonObject r = f.lastReport().getJsonObject("routes").getJsonObject(id);
       assertEquals(null, r.getValue("serial"), r.encode());
       assertTrue(!r.getString("acme_error").isBlank(), r.encode());
+      assertTrue(r.getString("acme_error").length() <= IngressCounters.ACME_ERROR_MAX, r.encode());
+      assertTrue(r.getString("acme_error").chars().noneMatch(Character::isISOControl), r.encode());
+      assertTrue(r.containsKey("not_after") && r.getValue("not_after") == null, r.encode());
+      // the failed orders are counted by hostname on /metrics; no certificate, no expiry series
+      String m = f.metrics();
+      AgentProcessTest.promtool(m);
+      assertTrue(f.metric("mesh_ingress_acme_failures_total{hostname=\"" + HOST + "\"}") >= 1, m);
+      assertTrue(m.contains("# TYPE mesh_ingress_certificate_expiry_seconds gauge"), m);
+      assertTrue(m.lines().noneMatch(l -> l.startsWith("mesh_ingress_certificate_expiry_seconds{")), m);
       // the plain listener still serves the route
       try (IngressFixture.Raw c = new IngressFixture.Raw(f.port())) {
         assertEquals(200, c.exchange("GET", "/", HOST).status());
@@ -97,6 +117,11 @@ class IngressAcmeTest {
       SSLContext trustingPebble = Pebble.trusting(pebble.root());
       Tls t = request(trustingPebble, f.agent.ingress().tlsPort(), HOST);
       assertEquals(first, t.leaf().getSerialNumber().toString(16), "the certificate served is the one reported");
+      // its expiry, reported per route in seconds and on /metrics by hostname
+      long notAfter = t.leaf().getNotAfter().getTime() / 1000;
+      assertEquals(notAfter, f.lastReport().getJsonObject("routes").getJsonObject(id).getLong("not_after"));
+      double left = f.metric("mesh_ingress_certificate_expiry_seconds{hostname=\"" + HOST + "\",source=\"acme\"}");
+      assertTrue(Math.abs(left - (notAfter - System.currentTimeMillis() / 1000.0)) < 60, "expiry " + left);
       assertEquals(200, t.answer().status(), t.answer().body());
       assertEquals("a", t.answer().json().getString("server"));
       assertEquals("https", t.answer().json().getJsonObject("headers").getString("x-forwarded-proto"));

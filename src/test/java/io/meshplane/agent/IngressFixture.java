@@ -225,6 +225,22 @@ final class IngressFixture implements AutoCloseable {
     return null;
   }
 
+  /** The agent's /metrics, as a scraper reads it. */
+  String metrics() throws IOException, InterruptedException {
+    java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+        java.net.URI.create("http://127.0.0.1:" + agent.listenPort() + "/metrics")).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+    if (r.statusCode() != 200) throw new IOException("/metrics answered " + r.statusCode());
+    return r.body();
+  }
+
+  /** The value of {@code series} (name and labels) in the agent's /metrics; NaN when absent. */
+  double metric(String series) throws IOException, InterruptedException {
+    for (String line : metrics().split("\n")) {
+      if (line.startsWith(series + " ")) return Double.parseDouble(line.substring(series.length() + 1).trim());
+    }
+    return Double.NaN;
+  }
+
   @Override
   public void close() {
     agent.close();

@@ -127,6 +127,25 @@ class IngressProxyTest {
       assertEquals(1, rb.getLong("requests"));
       assertEquals(1, rb.getLong("errors"));
       assertEquals(1, rb.getJsonObject("status_classes").getLong("5xx"));
+
+      // the same counts on the agent's /metrics, by route, hostname and class, linted by promtool
+      String m = f.metrics();
+      AgentProcessTest.promtool(m);
+      assertEquals(2, f.metric("mesh_ingress_requests_total{route=\"" + api + "\",hostname=\"app.example.com\",class=\"2xx\"}"), m);
+      assertEquals(1, f.metric("mesh_ingress_requests_total{route=\"" + site + "\",hostname=\"app.example.com\",class=\"4xx\"}"), m);
+      assertEquals(1, f.metric("mesh_ingress_requests_total{route=\"" + site + "\",hostname=\"app.example.com\",class=\"5xx\"}"), m);
+      assertEquals(0, f.metric("mesh_ingress_requests_total{route=\"" + site + "\",hostname=\"app.example.com\",class=\"3xx\"}"), m);
+      assertEquals(1, f.metric("mesh_ingress_errors_total{route=\"" + broken + "\"}"), m);
+      assertEquals(0, f.metric("mesh_ingress_errors_total{route=\"" + api + "\"}"), m);
+      assertEquals((double) ra.getLong("bytes_out"), f.metric("mesh_ingress_bytes_total{route=\"" + api + "\",direction=\"out\"}"), m);
+      assertEquals(0, f.metric("mesh_ingress_active_requests{route=\"" + api + "\"}"), m);
+      assertEquals(5, f.metric("mesh_ingress_routes"), m);
+      assertTrue(f.metric("mesh_ingress_active_connections") >= 0, m);
+      // the routes version was confirmed by the last answers (one a second here): the config age stays small
+      double age = f.metric("mesh_ingress_config_age_seconds");
+      assertTrue(age >= 0 && age < 10, m);
+      // no ACME: no certificate families
+      assertFalse(m.contains("mesh_ingress_certificate_expiry_seconds"), m);
     }
   }
 
