@@ -78,10 +78,14 @@ class OpenApiIngressContractTest {
     JsonObject full = check("POST", "/v1/nodes/" + edgeId + "/heartbeat", agent, "{}", null, null, 200).getJsonObject("ingress_routes");
     JsonObject report = new JsonObject().put("version", full.getString("version")).put("routes", new JsonObject().put(id,
         new JsonObject().put("requests", 3).put("errors", 0).put("active", 1).put("bytes_in", 10).put("bytes_out", 20).putNull("serial")
+            .put("not_after", 1798761600L).put("acme_error", "http-01 for shop.example.com failed: connection refused")
             .put("status_classes", new JsonObject().put("2xx", 3).put("3xx", 0).put("4xx", 0).put("5xx", 0))));
     check("POST", "/v1/nodes/" + edgeId + "/heartbeat", agent, new JsonObject().put("ingress_routes", report).encode(), null, null, 200);
     check("POST", "/v1/nodes/" + edgeId + "/heartbeat", agent, new JsonObject().put("ingress_routes", new JsonObject().put("version", 7)).encode(),
         null, null, 400);
+    JsonObject badError = report.copy();
+    badError.getJsonObject("routes").getJsonObject(id).put("acme_error", "x".repeat(201));
+    check("POST", "/v1/nodes/" + edgeId + "/heartbeat", agent, new JsonObject().put("ingress_routes", badError).encode(), null, null, 400);
     check("GET", "/v1/nodes/" + edgeId, root, null, null, null, 200);
     check("GET", "/v1/nodes", root, null, "team=ing", null, 200);
     check("DELETE", "/v1/ingress/routes/" + id, root, null, null, "\"1\"", 409);
