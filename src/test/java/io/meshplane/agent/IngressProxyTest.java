@@ -150,6 +150,22 @@ class IngressProxyTest {
   }
 
   @Test
+  void theConfigAgeGrowsWhileTheAnswersCarryRoutesTheAgentCannotApply() throws Exception {
+    try (IngressFixture.Target a = new IngressFixture.Target("a"); IngressFixture f = new IngressFixture(dir.resolve("state"), IngressFixture.plain())) {
+      String id = IngressFixture.routeId();
+      f.serve("1", IngressFixture.route(id, "app.example.com", "/", IngressFixture.MESH_A, a.port()));
+      Await.until("the config age confirmed by the answers (one a second)", 15_000, () -> f.metric("mesh_ingress_config_age_seconds"), v -> v < 2);
+      // answers now carry a version the agent cannot apply: version 1 stays in force, unconfirmed
+      f.routes.set(new JsonObject().put("version", "2!").put("routes", new io.vertx.core.json.JsonArray()));
+      Await.until("the config age past 3 s", 20_000, () -> f.metric("mesh_ingress_config_age_seconds"), v -> v > 3);
+      assertEquals("1", f.agent.ingress().table().version());
+      // a version it applies confirms it again
+      f.serve("2", IngressFixture.route(id, "app.example.com", "/", IngressFixture.MESH_A, a.port()));
+      Await.until("the config age back under 2 s", 15_000, () -> f.metric("mesh_ingress_config_age_seconds"), v -> v < 2);
+    }
+  }
+
+  @Test
   void aRouteSetSwappedUnderLoadFailsNoRequest() throws Exception {
     try (IngressFixture.Target a = new IngressFixture.Target("a"); IngressFixture.Target b = new IngressFixture.Target("b");
         IngressFixture f = new IngressFixture(dir.resolve("state"), IngressFixture.plain())) {
