@@ -11,7 +11,8 @@ import java.lang.management.ManagementFactory;
  * of N nodes in one team+environment, of which 1 % carry tag:edge, and R routes served by tag:edge;
  * the thread CPU and bytes allocated per answer (with the heartbeat's 256-byte answer buffer) for a node without routes (almost every node), an
  * ingress node reporting its current version, and an ingress node behind (a full answer, the first
- * after a change, then cached); and what applying one route change costs the feed's thread.
+ * after a change, then cached); what applying one route change costs the feed's thread; and the
+ * ingress gauges' listing of the nodes that serve routes.
  *
  * <p>Run: {@code mvn -q test-compile && java -cp target/meshplane.jar:target/test-classes
  * io.meshplane.ingress.IngressBookBench [nodes, default 100000] [routes, default 50]}
@@ -45,6 +46,12 @@ public final class IngressBookBench {
     System.out.printf("%d nodes, %d routes: one route change applied on the feed's thread: %.1f us, %d bytes%n", n, r,
         (THREADS.getCurrentThreadCpuTime() - cpu) / 1000.0 / 20, (THREADS.getCurrentThreadAllocatedBytes() - bytes) / 20);
     String current = Integer.toString(changes);
+    for (int round = 0; round < 5; round++) {
+      // the gauges' listing of the ingress nodes (a worker, only after a node or route change), wall clock
+      long t0 = System.nanoTime();
+      int serving = book.servingNodes().size();
+      if (round == 4) System.out.printf("the ingress gauges' listing of the %d ingress nodes: %.2f ms%n", serving, (System.nanoTime() - t0) / 1e6);
+    }
     for (int round = 0; round < 5; round++) {
       measure(book, "a node without routes, none reported", id(1), "", n, round == 4);
       measure(book, "an ingress node reporting its version", id(0), current, n, round == 4);
