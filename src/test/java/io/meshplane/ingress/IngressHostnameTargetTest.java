@@ -169,6 +169,7 @@ class IngressHostnameTargetTest {
     return listed;
   }
 
+  /** The edge node's heartbeat answer's routes. */
   static JsonArray served(Team t) {
     HttpResponse<Buffer> r = http.send(HttpMethod.POST, port, "/v1/nodes/" + t.edge().id() + "/heartbeat", t.edge().token(), new JsonObject());
     assertEquals(200, r.statusCode(), r.bodyAsString());
@@ -185,17 +186,21 @@ class IngressHostnameTargetTest {
     assertEquals("active", stateRead(t, id));
     assertEquals(1, served(t).size());
 
-    // the service unbound: the route is service_unbound, and its ingress nodes are not sent it
+    // the service unbound: the route is service_unbound, and its ingress nodes are sent it without an
+    // address (the rule keeps its place; the edge answers its requests 502)
     bind(t.web());
     assertEquals("service_unbound", stateRead(t, id));
-    assertEquals(0, served(t).size());
+    assertEquals(new JsonObject().put("node", t.web().id()).put("service", "web").put("state", "service_unbound"),
+        served(t).getJsonObject(0).getJsonObject("target"));
     // another service bound is not the route's
     bind(t.web(), "ssh:22");
     assertEquals("service_unbound", stateRead(t, id));
     // rebound: active again, and sent again
     bind(t.web(), "ssh:22", "web:8080");
     assertEquals("active", stateRead(t, id));
-    assertEquals(8080, served(t).getJsonObject(0).getJsonObject("target").getInteger("port"));
+    JsonObject target = served(t).getJsonObject(0).getJsonObject("target");
+    assertEquals(8080, target.getInteger("port"));
+    assertFalse(target.containsKey("state"), target.encode());
     HttpResponse<Buffer> replaced = http.send(HttpMethod.PUT, port, "/v1/ingress/routes/" + id, t.op(),
         route(t, "status.example.com").put("exposure", "mesh"));
     assertEquals(200, replaced.statusCode(), replaced.bodyAsString());
@@ -205,7 +210,7 @@ class IngressHostnameTargetTest {
     assertEquals(204, http.send(HttpMethod.DELETE, port, "/v1/nodes/" + t.web().id(), admin, null).statusCode());
     assertEquals("target_missing", stateRead(t, id));
     assertEquals(t.web().id(), http.get(port, "/v1/ingress/routes/" + id, t.op()).bodyAsJsonObject().getJsonObject("target").getString("node"));
-    assertEquals(0, served(t).size());
+    assertEquals("target_missing", served(t).getJsonObject(0).getJsonObject("target").getString("state"));
     // a replace must name a target that exists (400 naming it); a delete removes the route
     HttpResponse<Buffer> stale = http.send(HttpMethod.PUT, port, "/v1/ingress/routes/" + id, t.op(), route(t, "status.example.com"));
     assertEquals(400, stale.statusCode(), stale.bodyAsString());
