@@ -23,8 +23,9 @@ import java.util.function.Supplier;
  * to its end), forwarded with vertx-http-proxy to the target's mesh address, bodies streamed both ways
  * (never buffered), hop-by-hop headers removed (the fixed set and those the {@code Connection} header
  * names) and the {@code X-Forwarded-*} headers set; counted per route. No route: the product's 404
- * problem ({@code no_route}). The target unreachable or failing before its answer: a 502 problem
- * ({@code bad_gateway}), counted as an error.
+ * problem ({@code no_route}). The target unreachable or failing before its answer, or a route whose target
+ * the coordinator says is gone or unbound (it is sent so that its rule still matches first): a 502
+ * problem ({@code bad_gateway}), counted as an error.
  */
 final class IngressProxy {
   static final String ACME_PREFIX = "/.well-known/acme-challenge/";
@@ -98,11 +99,17 @@ final class IngressProxy {
       counted[0] = true;
       c.answered(0, req.bytesRead(), resp.bytesWritten());
     });
+    IngressRoutes.Target t = route.target();
+    if (t.unavailable() != null) {
+      c.errors++;
+      problem(req, 502, "bad_gateway", "Bad Gateway", "ingress route " + route.id() + ": its target is " + t.unavailable() + " (node "
+          + t.node() + ", service " + t.service() + ")");
+      return;
+    }
     ProxyRequest proxied = ProxyRequest.reverseProxy(req); // pauses the request: its body is piped, never buffered
     cleanRequest(proxied.headers(), req, route);
     HostAndPort asked = req.authority();
     if (asked != null) proxied.setAuthority(asked); // the target sees the Host the client asked for, not its own address
-    IngressRoutes.Target t = route.target();
     String address = overrides.getOrDefault(t.address(), t.address());
     client.request(new RequestOptions().setHost(address).setPort(t.port()).setConnectTimeout(connectTimeoutMs).setIdleTimeout(idleTimeoutMs))
         .compose(proxied::send)

@@ -27,8 +27,12 @@ final class IngressRoutes {
   /** As the coordinator writes versions and accepts them back (API.md §19): digits and dots, at most 40. */
   private static final Pattern VERSION = Pattern.compile("^[0-9.]{1,40}$");
 
-  /** Where a route sends its requests: a node's mesh address and the service's port. */
-  record Target(String node, String service, String address, int port) {}
+  /**
+   * Where a route sends its requests: a node's mesh address and the service's port. {@code unavailable}
+   * non-null (the coordinator's {@code target.state}: {@code target_missing}, {@code service_unbound})
+   * when there is nowhere to send them: address null, port 0, and the edge answers 502 itself.
+   */
+  record Target(String node, String service, String address, int port, String unavailable) {}
 
   /**
    * @param publicExposure {@code exposure: public}: forwarding headers from the client are replaced, not appended to
@@ -98,6 +102,7 @@ final class IngressRoutes {
       return "path_prefix must start with / (at most 1024 characters)";
     }
     if (!(j.getValue("target") instanceof JsonObject t)) return "target must be an object";
+    if (unavailable(t) != null) return null;
     if (!(t.getValue("address") instanceof String a) || !(IPV4.matcher(a).matches() || (a.contains(":") && IPV6.matcher(a).matches()))) {
       return "target.address must be an IP address";
     }
@@ -110,10 +115,16 @@ final class IngressRoutes {
 
   private static Route route(JsonObject j) {
     JsonObject t = j.getJsonObject("target");
+    String unavailable = unavailable(t);
     Target target = new Target(t.getValue("node") instanceof String n ? n : "", t.getValue("service") instanceof String s ? s : "",
-        t.getString("address"), t.getNumber("port").intValue());
+        unavailable == null ? t.getString("address") : null, unavailable == null ? t.getNumber("port").intValue() : 0, unavailable);
     return new Route(j.getString("id"), j.getString("hostname"), j.getString("path_prefix"), !"mesh".equals(j.getValue("exposure")),
         "acme".equals(j.getValue("tls")), target);
+  }
+
+  /** A target's {@code state} other than {@code active} (at most 40 characters of a-z and '_'), or null: the target can be dialled. */
+  private static String unavailable(JsonObject t) {
+    return t.getValue("state") instanceof String s && !"active".equals(s) && s.matches("[a-z_]{1,40}") ? s : null;
   }
 
   /** The first route of {@code host} (lower-case, no port) whose path prefix is a segment prefix of {@code path}; null: none. */

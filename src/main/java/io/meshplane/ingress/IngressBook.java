@@ -39,7 +39,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * address), about 100 bytes.
  */
 final class IngressBook implements ChangeLog.Follower, NodeIngress {
-  /** A route as ingress nodes are sent it: its tag and its encoded JSON (null when its target is gone or unbound). */
+  /** A route as ingress nodes are sent it: its tag and its encoded JSON. */
   record Encoded(String tag, Buffer json) {}
 
   /** One team+environment: its route version, the seq it changed at, the epoch of node changes since, its routes in order. */
@@ -188,17 +188,25 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
     return new Domain(key, version, seq, epoch, List.copyOf(routes), List.copyOf(encoded), Set.copyOf(tags), Set.copyOf(targets));
   }
 
-  /** The route as an ingress node is sent it, its target resolved to an address and port; null when the target is gone or unbound. */
+  /**
+   * The route as an ingress node is sent it, its target resolved to an address and port. A target that
+   * is gone or unbound is sent as {@code target.state} ({@code target_missing}, {@code service_unbound})
+   * without address and port: the rule keeps its place, so its requests get the edge's 502 instead of
+   * falling through to a later rule of the same hostname (API.md §19).
+   */
   private static Buffer encode(Map<String, Node> nodes, Map<String, String[]> services, JsonObject r, JsonObject target) {
     Node n = nodes.get(target.getString("node"));
-    if (n == null) return null;
-    int port = port(services.get(target.getString("node")), target.getString("service"));
-    if (port <= 0) return null;
+    int port = n == null ? 0 : port(services.get(target.getString("node")), target.getString("service"));
+    JsonObject t = new JsonObject().put("node", target.getString("node")).put("service", target.getString("service"));
+    if (n == null) {
+      t.put("state", "target_missing");
+    } else if (port <= 0) {
+      t.put("state", "service_unbound");
+    } else {
+      t.put("address", n.address()).put("port", port).put("proto", "tcp");
+    }
     return new JsonObject().put("id", r.getString("id")).put("hostname", r.getString("hostname")).put("path_prefix", r.getString("path_prefix"))
-        .put("exposure", r.getString("exposure")).put("tls", r.getString("tls"))
-        .put("target", new JsonObject().put("node", target.getString("node")).put("service", target.getString("service"))
-            .put("address", n.address()).put("port", port).put("proto", "tcp"))
-        .toBuffer();
+        .put("exposure", r.getString("exposure")).put("tls", r.getString("tls")).put("target", t).toBuffer();
   }
 
   /** The port of service {@code name} among bound {@code name:port}s; 0 when not bound. */
@@ -263,7 +271,7 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
     boolean first = true;
     if (d != null) {
       for (Encoded e : d.encoded()) {
-        if (e.json() == null || !has(n.tags(), e.tag())) continue;
+        if (!has(n.tags(), e.tag())) continue;
         if (!first) b.appendString(",");
         b.appendBuffer(e.json());
         first = false;

@@ -19,12 +19,16 @@ import java.util.List;
  * rule allows.
  */
 final class IngressRepository {
-  /** One route as stored. */
+  /**
+   * One route as stored. {@code state}: what its target is now ({@code active}, {@code service_unbound},
+   * {@code target_missing}, computed on read by {@link #STATE}); null where a statement does not read it
+   * (the change log's route sets, the follower's load).
+   */
   record Route(String id, String team, String environment, int position, String hostname, String pathPrefix, String targetNode,
-      String targetService, String exposure, String tls, String ingressTag, Instant createdAt, Instant updatedAt) {
+      String targetService, String exposure, String tls, String ingressTag, Instant createdAt, Instant updatedAt, String state) {
     Route with(int newPosition) {
       return new Route(id, team, environment, newPosition, hostname, pathPrefix, targetNode, targetService, exposure, tls, ingressTag,
-          createdAt, updatedAt);
+          createdAt, updatedAt, state);
     }
 
     /** The form the change log and the follower carry: what an ingress node needs of the route (no times). */
@@ -40,6 +44,16 @@ final class IngressRepository {
 
   private static final String COLUMNS = "id, team, environment, position, hostname, path_prefix, target_node, target_service, exposure, tls, "
       + "ingress_tag, created_at, updated_at";
+
+  /**
+   * The route's columns ({@code r}) and its target's state from the node's row ({@code n}, LEFT JOINed on
+   * its primary key: a deleted node is no row). Bound services are {@code name:port}; a name has no ':'.
+   */
+  private static final String STATE = "CASE WHEN n.id IS NULL THEN 'target_missing' "
+      + "WHEN EXISTS (SELECT 1 FROM unnest(n.services) AS s WHERE split_part(s, ':', 1) = r.target_service) THEN 'active' "
+      + "ELSE 'service_unbound' END AS state";
+  private static final String WITH_STATE = "SELECT r.id, r.team, r.environment, r.position, r.hostname, r.path_prefix, r.target_node, "
+      + "r.target_service, r.exposure, r.tls, r.ingress_tag, r.created_at, r.updated_at, " + STATE;
 
   private final Pool pool;
   private final Pool reads;
@@ -85,7 +99,8 @@ final class IngressRepository {
   }
 
   Future<Route> get(SqlClient client, String id) {
-    return client.preparedQuery("SELECT " + COLUMNS + " FROM ingress_routes WHERE id = $1").execute(Tuple.of(id))
+    return client.preparedQuery(WITH_STATE + " FROM ingress_routes r LEFT JOIN nodes n ON n.id = r.target_node WHERE r.id = $1")
+        .execute(Tuple.of(id))
         .map(rows -> rows.size() == 0 ? null : map(rows.iterator().next()));
   }
 
@@ -97,7 +112,8 @@ final class IngressRepository {
 
   /**
    * A page of routes inside the boundary ({@code team}, {@code env}: a slug or {@code *}), in (team,
-   * environment, position) order, after that key when given; {@code hostname} null for any.
+   * environment, position) order, after that key when given; {@code hostname} null for any. One
+   * statement: the page is cut first, then each of its rows joined to its target's node row.
    */
   Future<List<Route>> list(String team, String env, String hostname, List<String> after, int limit) {
     List<Object> params = new ArrayList<>();
@@ -116,7 +132,8 @@ final class IngressRepository {
     }
     params.add(limit);
     sql.append(" ORDER BY team, environment, position LIMIT $").append(params.size());
-    return reads.preparedQuery(sql.toString()).execute(Tuple.from(params)).map(rows -> Sql.list(rows, IngressRepository::map));
+    String joined = WITH_STATE + " FROM (" + sql + ") r LEFT JOIN nodes n ON n.id = r.target_node ORDER BY r.team, r.environment, r.position";
+    return reads.preparedQuery(joined).execute(Tuple.from(params)).map(rows -> Sql.list(rows, IngressRepository::map));
   }
 
   /** The team that holds {@code hostname} if it is not {@code team}: by a route, or by a node's ingress (API.md §9); null if none. */
@@ -180,6 +197,7 @@ final class IngressRepository {
   private static Route map(Row r) {
     return new Route(r.getString("id"), r.getString("team"), r.getString("environment"), r.getInteger("position"), r.getString("hostname"),
         r.getString("path_prefix"), r.getString("target_node"), r.getString("target_service"), r.getString("exposure"), r.getString("tls"),
-        r.getString("ingress_tag"), Sql.instant(r, "created_at"), Sql.instant(r, "updated_at"));
+        r.getString("ingress_tag"), Sql.instant(r, "created_at"), Sql.instant(r, "updated_at"),
+        r.getColumnIndex("state") >= 0 ? r.getString("state") : null);
   }
 }

@@ -28,7 +28,7 @@ final class IngressRoutes {
   private static final Set<String> FIELDS = Set.of("team", "environment", "position", "hostname", "path_prefix", "target", "exposure", "tls",
       "ingress_tag");
   /** Read-only fields a replace may echo from a GET (ignored; {@code id} must be the path's). */
-  private static final Set<String> ECHOED = Set.of("id", "created_at", "updated_at");
+  private static final Set<String> ECHOED = Set.of("id", "status", "created_at", "updated_at");
   private static final Set<String> EXPOSURES = Set.of("public", "mesh");
   private static final Set<String> TLS = Set.of("acme", "meshca");
 

@@ -186,7 +186,7 @@ final class IngressService {
       Instant now = Times.now();
       IngressRepository.Route route = new IngressRepository.Route(id == null ? Ids.next("ir") : id, team, env, position, spec.hostname(),
           spec.pathPrefix(), spec.targetNode(), spec.targetService(), spec.exposure(), spec.tls(), spec.ingressTag(),
-          was == null ? now : was.createdAt(), now);
+          was == null ? now : was.createdAt(), now, "active"); // its target and service were checked above, under the lock
       Future<Void> moved;
       if (was == null) {
         moved = routes.shift(tx, team, env, position, all.size(), 1).compose(v -> routes.insert(tx, route));
@@ -227,6 +227,7 @@ final class IngressService {
         .put("hostname", r.hostname()).put("path_prefix", r.pathPrefix())
         .put("target", new JsonObject().put("node", r.targetNode()).put("service", r.targetService()))
         .put("exposure", r.exposure()).put("tls", r.tls()).put("ingress_tag", r.ingressTag())
+        .put("status", new JsonObject().put("state", r.state()))
         .put("created_at", Times.format(r.createdAt())).put("updated_at", Times.format(r.updatedAt()));
   }
 }

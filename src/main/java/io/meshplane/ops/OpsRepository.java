@@ -95,6 +95,16 @@ final class OpsRepository {
             ? Future.succeededFuture(false) : Future.failedFuture(t));
   }
 
+  /**
+   * Whether ingress routes of a team other than {@code team} use {@code hostname} (API.md §19: a hostname
+   * belongs to one team). Reads the ingress feature's table in this transaction, under the clock's lock
+   * that every route change takes first.
+   */
+  static Future<Boolean> routedByOtherTeam(SqlClient tx, String hostname, String team) {
+    return tx.preparedQuery("SELECT 1 FROM ingress_routes WHERE hostname = $1 AND team <> $2 LIMIT 1")
+        .execute(Tuple.of(hostname.toLowerCase(Locale.ROOT), team)).map(rows -> rows.size() > 0);
+  }
+
   /** Gives back the hostname the node's ingress {@code ingress} holds, if any (drained or replaced). */
   static Future<Void> releaseHostname(SqlClient tx, String nodeId, String ingress) {
     return tx.preparedQuery("DELETE FROM ingress_hostnames WHERE node_id = $1 AND ingress = $2").execute(Tuple.of(nodeId, ingress)).mapEmpty();

@@ -109,11 +109,19 @@ final class OpsService {
    * Assigns an ingress (the answer's {@code ingress}); a name in use and not drained is a 409. So is a
    * hostname that an ingress not drained holds anywhere in the mesh (the database's key decides, races
    * included): that 409 reads the same whoever holds it, names nobody, and is audited as a denial of
-   * the caller, since the holder may lie outside the caller's reach.
+   * the caller, since the holder may lie outside the caller's reach. A hostname that another team's
+   * ingress routes use (API.md §19) is a 409 {@code hostname_taken} naming the field, audited the same.
+   *
+   * <p>Locks, in the one order every writer of {@code ingress_hostnames} keeps (ARCHITECTURE.md
+   * "Ingress routes"): the node's row, the hostname's key (the insert), then the change log's clock;
+   * the routes are checked under the clock, which every route change takes first, so a route and an
+   * assignment of one hostname by two teams cannot both commit.
    */
   Future<JsonObject> assignIngress(Caller caller, RequestInfo request, String id, Ingress in) {
     Instant now = Times.now();
     Refusal held = Refusal.conflict("hostname " + in.hostname() + " is not available: another ingress holds it; choose another hostname");
+    Refusal routed = new Refusal(Refusal.Kind.CONFLICT, "hostname_taken", "hostname " + in.hostname()
+        + " is held by another team's ingress routes; choose another hostname", List.of(new Refusal.FieldError("hostname", "is held by another team")));
     return change(caller, id, (tx, node) -> {
       JsonArray next = new JsonArray();
       for (Object o : node.ingress()) {
@@ -129,11 +137,13 @@ final class OpsService {
       // a drained ingress of this name, replaced now, held nothing any more; the new one must win the hostname
       return OpsRepository.releaseHostname(tx, id, in.name())
           .compose(v -> OpsRepository.holdHostname(tx, id, in.name(), in.hostname()))
-          .compose(won -> won ? OpsRepository.setIngress(tx, id, next, now) : Future.<Void>failedFuture(held))
+          .compose(won -> won ? ChangeLog.lock(tx) : Future.<Void>failedFuture(held))
+          .compose(v -> OpsRepository.routedByOtherTeam(tx, in.hostname(), node.team()))
+          .compose(other -> other ? Future.<Void>failedFuture(routed) : OpsRepository.setIngress(tx, id, next, now))
           .compose(v -> audit.success(tx, caller, request, "node.ingress", Target.of("node", id, node.name()), node.team(), node.environment(),
               new JsonObject().put("ingress", in.name()).put("hostname", in.hostname()).put("port", in.port())))
           .map(v -> (Object) null);
-    }).recover(t -> t == held ? audit.<Long>refuse(caller, request, "node.ingress", "node", id, held, false) : Future.failedFuture(t))
+    }).recover(t -> t == held || t == routed ? audit.<Long>refuse(caller, request, "node.ingress", "node", id, (Refusal) t, false) : Future.failedFuture(t))
         .compose(x -> nodes.get(caller, id));
   }
 

@@ -47,7 +47,10 @@ class IngressProxyTest {
       String site = IngressFixture.routeId();
       String other = IngressFixture.routeId();
       String broken = IngressFixture.routeId();
-      f.serve("7", IngressFixture.route(api, "app.example.com", "/api", IngressFixture.MESH_A, a.port()),
+      String unbound = IngressFixture.routeId();
+      JsonObject noTarget = IngressFixture.route(unbound, "app.example.com", "/old", IngressFixture.MESH_B, b.port());
+      noTarget.put("target", new JsonObject().put("node", "nd_01jdfake000000000000000009").put("service", "web").put("state", "service_unbound"));
+      f.serve("7", noTarget, IngressFixture.route(api, "app.example.com", "/api", IngressFixture.MESH_A, a.port()),
           IngressFixture.route(site, "app.example.com", "/", IngressFixture.MESH_B, b.port()),
           IngressFixture.route(other, "other.example.com", "/", IngressFixture.MESH_A, a.port()),
           IngressFixture.route(broken, "broken.example.com", "/", IngressFixture.MESH_A, dead),
@@ -102,15 +105,22 @@ class IngressProxyTest {
         assertEquals("bad_gateway", down.json().getString("code"));
         assertTrue(down.json().getString("detail").contains(broken), down.body());
 
+        // a route whose target the coordinator says is unbound keeps its place: 502, not the "/" rule after it
+        IngressFixture.Answer old = c.exchange("GET", "/old/page", "app.example.com");
+        assertEquals(502, old.status(), old.body());
+        assertEquals("bad_gateway", old.json().getString("code"));
+        assertTrue(old.json().getString("detail").contains(unbound + ": its target is service_unbound"), old.body());
+
         // a mesh-exposed route appends to the chain it was given
         JsonObject hm = c.exchange("GET", "/", "mesh.example.com", "X-Forwarded-For: 100.64.0.9").json().getJsonObject("headers");
         assertEquals("100.64.0.9, 127.0.0.1", hm.getString("x-forwarded-for"));
       }
 
       // the counters, as the next heartbeats report them
-      Await.until("a report with the broken route's error", 15_000, () -> {
+      Await.until("a report with the broken and the unbound routes' errors", 15_000, () -> {
         JsonObject rep = f.lastReport();
-        return rep != null && "7".equals(rep.getString("version")) && rep.getJsonObject("routes").getJsonObject(broken).getLong("errors") == 1;
+        return rep != null && "7".equals(rep.getString("version")) && rep.getJsonObject("routes").getJsonObject(broken).getLong("errors") == 1
+            && rep.getJsonObject("routes").getJsonObject(unbound) != null && rep.getJsonObject("routes").getJsonObject(unbound).getLong("errors") == 1;
       });
       JsonObject report = f.lastReport();
       JsonObject ra = report.getJsonObject("routes").getJsonObject(api);
@@ -127,6 +137,10 @@ class IngressProxyTest {
       assertEquals(1, rb.getLong("requests"));
       assertEquals(1, rb.getLong("errors"));
       assertEquals(1, rb.getJsonObject("status_classes").getLong("5xx"));
+      JsonObject ru = report.getJsonObject("routes").getJsonObject(unbound);
+      assertEquals(1, ru.getLong("requests"), ru.encode());
+      assertEquals(1, ru.getLong("errors"));
+      assertEquals(1, ru.getJsonObject("status_classes").getLong("5xx"));
 
       // the same counts on the agent's /metrics, by route, hostname and class, linted by promtool
       String m = f.metrics();
@@ -139,7 +153,7 @@ class IngressProxyTest {
       assertEquals(0, f.metric("mesh_ingress_errors_total{route=\"" + api + "\"}"), m);
       assertEquals((double) ra.getLong("bytes_out"), f.metric("mesh_ingress_bytes_total{route=\"" + api + "\",direction=\"out\"}"), m);
       assertEquals(0, f.metric("mesh_ingress_active_requests{route=\"" + api + "\"}"), m);
-      assertEquals(5, f.metric("mesh_ingress_routes"), m);
+      assertEquals(6, f.metric("mesh_ingress_routes"), m);
       assertTrue(f.metric("mesh_ingress_active_connections") >= 0, m);
       // the routes version was confirmed by the last answers (one a second here): the config age stays small
       double age = f.metric("mesh_ingress_config_age_seconds");

@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * ({@code soak.nodes}, {@code soak.interval}, {@code soak.duration}, {@code soak.period}).
  */
 @Timeout(660)
+@Tag("soak") // runs alone, after the other tests (pom.xml, surefire execution "soak")
 class FleetSoakTest {
   @Test
   void aSimulatedFleetThroughPolicyChangesReKeysAndRelayMovesMeetsEveryTarget(@TempDir Path dir) throws Exception {
