@@ -30,7 +30,8 @@ import org.openqa.selenium.support.ui.Select;
 /**
  * The Ingress page in a real headless Chromium against a real replica: an operator creates a route with
  * the form and sees it in the list with its status and its ingress node; a route the ACL policy blocks is
- * refused in the form naming the missing grant, and nothing is stored; a viewer sees the routes and no
+ * refused in the form naming the missing grant, and nothing is stored; a route moves up and is deleted with
+ * its row's buttons; a viewer sees the routes and no
  * edit control.
  *
  * <p>The mesh, team {@code ing} / {@code prod}: edge-1 ({@code tag:edge}), web-1 ({@code tag:web}, web:8080
@@ -113,6 +114,21 @@ class IngressBrowserTest {
         .filter(v -> "serious".equals(v.getImpact()) || "critical".equals(v.getImpact())).toList();
     assertTrue(bad.isEmpty(), bad.stream().map(v -> v.getId() + " " + v.getNodes().stream().map(n -> String.valueOf(n.getTarget())).toList()).toList().toString());
 
+    // moved and deleted with the row's buttons (each with If-Match from the list's ETag)
+    JsonObject second = new JsonObject().put("team", "ing").put("environment", "prod").put("hostname", "www.example.com").put("path_prefix", "/")
+        .put("target", new JsonObject().put("node", web).put("service", "web")).put("exposure", "mesh").put("tls", "meshca").put("ingress_tag", "tag:edge");
+    HttpResponse<Buffer> c = http.send(HttpMethod.POST, app.coordinatorPort(), "/v1/ingress/routes", cluster.admin(), second);
+    assertEquals(201, c.statusCode(), c.bodyAsString());
+    browser.driver().navigate().refresh();
+    WebElement www = browser.await("the second route", d -> row("www.example.com"));
+    assertEquals("2", www.findElement(Browser.test("ingress-route-position")).getText());
+    www.findElement(Browser.test("ingress-up")).click();
+    browser.await("www moved up", d -> "1".equals(row("www.example.com").findElement(Browser.test("ingress-route-position")).getText()) ? true : null);
+    assertEquals("2", row("app.example.com").findElement(Browser.test("ingress-route-position")).getText());
+    row("app.example.com").findElement(Browser.test("ingress-delete")).click();
+    browser.el("confirm-ok").click();
+    browser.await("app deleted", d -> rows().size() == 1 && row("www.example.com") != null ? true : null);
+
     // a viewer (ingress:read only): the same routes, no form, no row button
     try (Browser viewer = new Browser("http://127.0.0.1:" + app.panelPort(), 1280, 900)) {
       viewer.signIn("/#/login", "ing-viewer", PanelSession.PASSWORD);
@@ -124,6 +140,10 @@ class IngressBrowserTest {
       List<String> headers = viewer.el("ingress-routes").findElements(By.cssSelector("thead th")).stream().map(WebElement::getText).toList();
       assertTrue(!headers.contains("Actions"), headers.toString());
     }
+  }
+
+  static WebElement row(String hostname) {
+    return rows().stream().filter(r -> hostname.equals(r.getAttribute("data-hostname"))).findFirst().orElse(null);
   }
 
   static List<WebElement> rows() {
