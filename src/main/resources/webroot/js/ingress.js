@@ -214,7 +214,7 @@ export function renderIngress(ctx) {
     nodes.sort((a, b) => Number(nodeNeedsAttention(b)) - Number(nodeNeedsAttention(a)) || str(a.name).localeCompare(str(b.name)));
     shown = { team, environment, etag: got.etag, routes: got.items, nodes, targets: targetList };
     routeRows(got.items.map((r) => ({ r, count: got.items.length, name: nodeName(str(r.target && r.target.node)) })));
-    nodeRows(nodes.map((n) => ({ ...n, served: got.items.filter((r) => Array.isArray(n.tags) && n.tags.includes(r.ingress_tag)).map((r) => r.id) })));
+    nodeRows(nodes.map((n) => ({ ...n, served: got.items.filter((r) => Array.isArray(n.tags) && n.tags.includes(r.ingress_tag)).map((r) => [r.id, r.hostname, r.path_prefix]) })));
     if (editor) editor.setNodes(targetList);
     showAttention();
     ctx.clearError();
