@@ -159,7 +159,7 @@ export function ingressEditor(ctx, { scope, refresh }) {
     return b;
   }
 
-  const form = h('form', { class: 'create-form', novalidate: true, 'aria-labelledby': 'ingress-form-h', 'data-test': 'ingress-form' },
+  const form = h('form', { class: ['create-form', 'ingress-form'], novalidate: true, 'aria-labelledby': 'ingress-form-h', 'data-test': 'ingress-form' },
     h('div', { class: 'form-row' },
       field('Hostname', hostname, 'Lower case; *.example.com for one more label'),
       field('Path prefix', path, 'Matches on segment boundaries'),
