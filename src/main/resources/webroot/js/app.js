@@ -14,6 +14,7 @@ import { renderAcl, renderAclHistory } from './acl.js';
 import { renderAudit, renderEvents } from './logs.js';
 import { renderUsers } from './users.js';
 import { renderMeshca } from './meshca.js';
+import { renderIngress } from './ingress.js';
 
 // Nav entries, in order; each shown only with its permission.
 const NAV = [
@@ -22,6 +23,7 @@ const NAV = [
   { page: 'operations', href: '#/operations', label: 'Operations', perm: 'nodes:read' },
   { page: 'tokens', href: '#/tokens', label: 'Tokens', perm: 'tokens:read' },
   { page: 'acl', href: '#/acl', label: 'ACL policy', perm: 'acl:read' },
+  { page: 'ingress', href: '#/ingress', label: 'Ingress', perm: 'ingress:read' },
   { page: 'audit', href: '#/audit', label: 'Audit log', perm: 'audit:read' },
   { page: 'events', href: '#/events', label: 'Events', perm: 'events:read' },
   { page: 'meshca', href: '#/meshca', label: 'MeshCA', perm: 'meshca:read' },
@@ -40,6 +42,7 @@ const ROUTES = [
   { re: /^\/tokens$/, nav: 'tokens', perm: 'tokens:read', render: renderTokens },
   { re: /^\/acl$/, nav: 'acl', perm: 'acl:read', render: renderAcl },
   { re: /^\/acl\/history$/, nav: 'acl', perm: 'acl:read', render: renderAclHistory },
+  { re: /^\/ingress$/, nav: 'ingress', perm: 'ingress:read', render: renderIngress },
   { re: /^\/audit$/, nav: 'audit', perm: 'audit:read', render: renderAudit },
   { re: /^\/events$/, nav: 'events', perm: 'events:read', render: renderEvents },
   { re: /^\/users$/, nav: 'users', perm: 'users:manage', render: renderUsers },

@@ -235,7 +235,7 @@ const TONES = {
   online: 'ok', connected: 'ok', current: 'ok', active: 'ok', succeeded: 'ok', success: 'ok', enabled: 'ok', yes: 'ok',
   stale: 'warn', moving: 'warn', behind: 'warn', draining: 'warn', delivered: 'info', retiring: 'warn', expiring: 'warn',
   pending: 'muted', unknown: 'muted', offline: 'muted', retired: 'muted', expired: 'bad',
-  drained: 'bad', failed: 'bad', revoked: 'bad', denied: 'bad', disabled: 'bad', no: 'bad',
+  drained: 'bad', failed: 'bad', service_unbound: 'bad', target_missing: 'bad', revoked: 'bad', denied: 'bad', disabled: 'bad', no: 'bad',
   'node.online': 'ok', 'node.stale': 'warn', 'node.policy_drift': 'bad', 'node.enroll_unconfirmed': 'warn',
 };
 
