@@ -30,8 +30,11 @@ class ArchitectureTest {
   static final String ROOT = "io.meshplane";
   /** The wiring point: configuration, start, shutdown. Nothing but {@link Main} imports it. */
   static final String APP = "app";
-  /** The shared packages: they know no feature (ARCHITECTURE.md, "Packages"). */
-  static final Set<String> SHARED = Set.of("common", "access", "http", "module", "observe");
+  /**
+   * The shared packages: they know no feature (ARCHITECTURE.md, "Packages"). {@code waf} is one: the
+   * same evaluation decides in the coordinator (policy tests, preview) and in the agent's edge.
+   */
+  static final Set<String> SHARED = Set.of("common", "access", "http", "module", "observe", "waf");
   static JavaClasses classes;
   /** Every package directly under {@code io.meshplane} that is neither shared nor {@code app}: the features. */
   static Set<String> features;
@@ -93,6 +96,19 @@ class ArchitectureTest {
       }
     }
     assertEquals(List.of(), offenders);
+  }
+
+  /**
+   * The WAF evaluation is a library both the coordinator and the edge embed: it reaches nothing of
+   * Meshplane but {@code common}, and of the outside only the JDK, CEL and what CEL's API hands it
+   * (RE2J patterns, the Guava lists of its AST). No Vert.x, no HTTP, no Hazelcast, no database.
+   */
+  @Test
+  void theWafDependsOnCommonTheJdkAndCelOnly() {
+    com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes().that().resideInAPackage(ROOT + ".waf..")
+        .should().onlyDependOnClassesThat().resideInAnyPackage(ROOT + ".waf..", ROOT + ".common..", "java..", "dev.cel..",
+            "com.google.re2j..", "com.google.common.collect..")
+        .check(classes);
   }
 
   @Test
