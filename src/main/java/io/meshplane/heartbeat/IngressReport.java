@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The {@code ingress_routes} block of a heartbeat (API.md §11, §18): the ingress routes version the
+ * The {@code ingress_routes} block of a heartbeat (API.md §11, §19): the ingress routes version the
  * agent applied and its counters per route. Bounded: at most {@value #MAX_ROUTES} routes, ids of the
  * {@code ir_} shape, counters whole numbers &ge; 0, a version of at most 40 characters of digits and
  * '.', a certificate's {@code not_after} epoch seconds, an {@code acme_error} of at most

@@ -288,7 +288,8 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
     boolean serves = d != null && any(d.tags(), n.tags());
     String current = n == null ? null : version(d, n);
     String state = !serves && ack == null ? "none" : ack != null && current != null && compare(ack, current) >= 0 ? "current" : "behind";
-    return new JsonObject().put("state", state).put("acknowledged", ack).put("current", current);
+    // a node that serves no route and holds none has no version to be current with: none, null, like NodeIngress.NONE
+    return new JsonObject().put("state", state).put("acknowledged", ack).put("current", state.equals("none") ? null : current);
   }
 
   // ---- for the gauges (off the event loops) ----

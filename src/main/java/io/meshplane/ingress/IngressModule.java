@@ -18,7 +18,7 @@ import io.vertx.sqlclient.Pool;
 import java.util.function.Supplier;
 
 /**
- * Ingress routes as a module (API.md §18, ARCHITECTURE.md "Ingress routes"): the {@code /ingress/routes}
+ * Ingress routes as a module (API.md §19, ARCHITECTURE.md "Ingress routes"): the {@code /ingress/routes}
  * routes, this replica's copy of every team+environment's routes (a follower of the change log), and
  * the {@link NodeIngress} door through which heartbeat answers and node records get their
  * {@code ingress_routes} block and {@code ingress_sync}.

@@ -1,7 +1,7 @@
 package io.meshplane.ingress;
 
 /**
- * The hostname and path prefix of an ingress route (API.md §18), checked before anything else: each
+ * The hostname and path prefix of an ingress route (API.md §19), checked before anything else: each
  * method returns null when the value is acceptable, else the reason, which the caller reports under
  * the field's name (a 400 naming {@code hostname} or {@code path_prefix}).
  *

@@ -23,7 +23,7 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.RoutingContext;
 import java.util.Set;
 
-/** {@code /ingress/routes} under an API (API.md §18): parsing and answers here, rules in {@link IngressService}. */
+/** {@code /ingress/routes} under an API (API.md §19): parsing and answers here, rules in {@link IngressService}. */
 final class IngressRoutes {
   private static final Set<String> FIELDS = Set.of("team", "environment", "position", "hostname", "path_prefix", "target", "exposure", "tls",
       "ingress_tag");

@@ -17,7 +17,7 @@ import java.time.Instant;
 import java.util.List;
 
 /**
- * Ingress routes (API.md §18) on values: create, replace, delete and read, scoped by the caller's
+ * Ingress routes (API.md §19) on values: create, replace, delete and read, scoped by the caller's
  * boundary. A change checks its target (a node of the same team+environment with that bound service)
  * and asks the policy feature whether the route's ingress tag may reach it ({@link IngressModule.Reach},
  * on the policy's preview pool), then, in one transaction that takes the change log's clock lock first,

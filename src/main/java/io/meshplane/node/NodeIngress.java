@@ -4,7 +4,7 @@ import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 
 /**
- * What the heartbeat and the node record ask of the ingress routes feature (API.md §18): a node's
+ * What the heartbeat and the node record ask of the ingress routes feature (API.md §19): a node's
  * {@code ingress_routes} block of a heartbeat answer and its {@code ingress_sync}. Answered from this
  * replica's memory (the routes follow the change log): no call blocks or waits on PostgreSQL, and an
  * answer to a node that reports the current version is O(1).

@@ -59,6 +59,7 @@ class AccessibilityBrowserTest {
       new Page("operations", "/#/operations", "[data-test=operation-row]"),
       new Page("tokens", "/#/tokens", "[data-test=token-row]"),
       new Page("acl", "/#/acl?team=team-a&environment=prod", "[data-test=acl-grant]"),
+      new Page("ingress", "/#/ingress?team=team-a&environment=prod", "[data-test=ingress-updated]"),
       new Page("acl-history", "/#/acl/history?team=team-a&environment=prod", "[data-test=acl-version-row]"),
       new Page("audit", "/#/audit", "[data-test=audit-row]"),
       new Page("events", "/#/events", "[data-test=event-row]"),

@@ -18,7 +18,6 @@ import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.HttpResponse;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -91,7 +90,7 @@ class IngressBrowserTest {
         .findFirst().orElse(null));
     assertEquals("1", row.findElement(Browser.test("ingress-route-position")).getText());
     String status = row.findElement(Browser.test("ingress-route-status")).getText();
-    assertTrue(Set.of("active", "unknown").contains(status), "its status (unknown while the server does not report one): " + status);
+    assertEquals("active", status, "its status");
     assertTrue(row.getText().contains("web-1") && row.getText().contains("/api") && row.getText().contains("tag:edge"), row.getText());
     WebElement node = browser.await("the ingress node", d -> browser.all("ingress-node").stream()
         .filter(n -> n.getText().contains("edge-1")).findFirst().orElse(null));
