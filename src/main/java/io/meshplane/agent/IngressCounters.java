@@ -79,7 +79,7 @@ final class IngressCounters {
       JsonText.key(sb, "bytes_in").append(c.bytesIn).append(',');
       JsonText.key(sb, "bytes_out").append(c.bytesOut).append(',');
       JsonText.key(sb, "serial");
-      String serial = r.acme() ? serials.get(r.hostname()) : null;
+      String serial = r.acme() || r.meshca() ? serials.get(r.hostname()) : null;
       if (serial == null) sb.append("null");
       else JsonText.string(sb, serial);
       String acmeError = r.acme() ? acmeErrors.get(r.hostname()) : null;

@@ -33,8 +33,9 @@ final class IngressRoutes {
   /**
    * @param publicExposure {@code exposure: public}: forwarding headers from the client are replaced, not appended to
    * @param acme {@code tls: acme}: the agent obtains a certificate for the hostname and serves it on its TLS listener
+   * @param meshca {@code tls: meshca}: the same, from MeshCA ({@link IngressMeshca})
    */
-  record Route(String id, String hostname, String pathPrefix, boolean publicExposure, boolean acme, Target target) {}
+  record Route(String id, String hostname, String pathPrefix, boolean publicExposure, boolean acme, Target target, boolean meshca) {}
 
   /** No routes applied yet: every request gets the catch-all 404. */
   static final IngressRoutes NONE = new IngressRoutes(null, List.of(), List.of());
@@ -113,7 +114,7 @@ final class IngressRoutes {
     Target target = new Target(t.getValue("node") instanceof String n ? n : "", t.getValue("service") instanceof String s ? s : "",
         t.getString("address"), t.getNumber("port").intValue());
     return new Route(j.getString("id"), j.getString("hostname"), j.getString("path_prefix"), !"mesh".equals(j.getValue("exposure")),
-        "acme".equals(j.getValue("tls")), target);
+        "acme".equals(j.getValue("tls")), target, "meshca".equals(j.getValue("tls")));
   }
 
   /** The first route of {@code host} (lower-case, no port) whose path prefix is a segment prefix of {@code path}; null: none. */
@@ -167,6 +168,13 @@ final class IngressRoutes {
   List<String> acmeHostnames() {
     List<String> out = new ArrayList<>();
     for (Route r : routes) if (r.acme() && !out.contains(r.hostname())) out.add(r.hostname());
+    return out;
+  }
+
+  /** The hostnames of the routes with {@code tls: meshca}, in order, each once. */
+  List<String> meshcaHostnames() {
+    List<String> out = new ArrayList<>();
+    for (Route r : routes) if (r.meshca() && !out.contains(r.hostname())) out.add(r.hostname());
     return out;
   }
 }
