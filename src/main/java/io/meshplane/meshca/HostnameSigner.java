@@ -38,6 +38,10 @@ final class HostnameSigner {
   /** ... and one for other names (its routes changed) for this long. */
   static final Duration CHANGE_AFTER = Duration.ofSeconds(10);
 
+  /** A route's hostname as the ingress feature accepts it (docs/API.md §19): LDH labels, at least two, optionally {@code *.} first. */
+  static final java.util.regex.Pattern HOSTNAME =
+      java.util.regex.Pattern.compile("^(\\*\\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$");
+
   /** A checked request: the CSR and the hostnames, lower-cased, each once, in the order given. */
   record Request(String csr, List<String> hostnames) {}
 
@@ -65,8 +69,8 @@ final class HostnameSigner {
       errors.add(new Refusal.FieldError("hostnames", "must be an array of 1 to " + MAX_HOSTNAMES + " hostnames"));
     } else {
       for (int i = 0; i < a.size(); i++) {
-        if (!(a.getValue(i) instanceof String h) || h.isEmpty() || h.length() > 253) {
-          errors.add(new Refusal.FieldError("hostnames[" + i + "]", "must be a hostname of at most 253 characters"));
+        if (!(a.getValue(i) instanceof String h) || h.length() > 253 || !HOSTNAME.matcher(h.toLowerCase(Locale.ROOT)).matches()) {
+          errors.add(new Refusal.FieldError("hostnames[" + i + "]", "must be a DNS name (LDH labels, optionally *. first) of at most 253 characters"));
         } else if (names.contains(h.toLowerCase(Locale.ROOT))) {
           errors.add(new Refusal.FieldError("hostnames[" + i + "]", "names " + h + " a second time"));
         } else {
@@ -111,7 +115,16 @@ final class HostnameSigner {
             return Future.failedFuture(Refusal.conflict("this node's record cannot be certified (" + e.getMessage() + ")"));
           }
           return signer.issue(Actor.of(caller), request, who, r.csr(), true, notBefore(row, r.hostnames()), r.hostnames());
-        });
+        })
+        .recover(t -> Future.failedFuture(t instanceof Refusal f ? csrField(f) : t));
+  }
+
+  /** The CSR checks name the heartbeat's field ({@code pki.csr}); this request's field is {@code csr}. */
+  static Refusal csrField(Refusal r) {
+    if (r.errors().stream().noneMatch(e -> Csrs.FIELD.equals(e.field()))) return r;
+    List<Refusal.FieldError> renamed = r.errors().stream()
+        .map(e -> Csrs.FIELD.equals(e.field()) ? new Refusal.FieldError("csr", e.message()) : e).toList();
+    return new Refusal(r.kind(), r.code(), r.getMessage().replace(Csrs.FIELD, "csr"), renamed, r.retryAfterSeconds());
   }
 
   /** When the node's next hostname certificate may be signed, or null: now. */
