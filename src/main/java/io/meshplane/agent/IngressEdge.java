@@ -130,7 +130,8 @@ final class IngressEdge implements AgentSession.Edge {
         counters.keepOnly(next.routes());
         table = next; // one reference: a request in flight keeps the table it matched in
         if (acme != null) acme.want(next.acmeHostnames());
-        meshca.want(next.meshcaHostnames());
+        // without a TLS listener nothing would present it: no signature spent
+        if (settings.tlsPort() >= 0) meshca.want(next.meshcaHostnames());
         LOG.info("{} ingress routes version {} applied: {} routes{}", tag, next.version(), next.routes().size(),
             next.skipped().isEmpty() ? "" : "; left out: " + String.join("; ", next.skipped()));
       } catch (IllegalArgumentException e) {
