@@ -57,7 +57,8 @@ public final class AgentCommand implements Callable<Integer> {
   String ingressListen;
 
   @Option(names = "--ingress-tls-listen", paramLabel = "HOST:PORT",
-      description = "the ingress edge's TLS listener: routes with tls=acme, their certificate chosen by SNI (needs --ingress-listen and --acme-directory)")
+      description = "the ingress edge's TLS listener: routes with tls=acme (with --acme-directory) and tls=meshca, their certificate chosen by SNI "
+          + "(needs --ingress-listen)")
   String ingressTlsListen;
 
   @Option(names = "--ingress-target-override", paramLabel = "MESH_IP=IP", split = ",",
@@ -155,7 +156,7 @@ public final class AgentCommand implements Callable<Integer> {
     String[] p = listen(spec, "--ingress-listen", listenAt);
     IngressEdge.Settings s = new IngressEdge.Settings(p[0], Integer.parseInt(p[1]));
     if (tlsAt != null) {
-      if (directory == null) throw new CommandLine.ParameterException(spec.commandLine(), "--ingress-tls-listen needs --acme-directory");
+      // without --acme-directory the TLS listener serves the tls=meshca routes only (their certificates come from MeshCA)
       String[] t = listen(spec, "--ingress-tls-listen", tlsAt);
       s = s.withTls(t[0], Integer.parseInt(t[1]));
     }

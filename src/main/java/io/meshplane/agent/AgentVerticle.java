@@ -69,6 +69,10 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
           if (settings.ingress() == null) return Future.succeededFuture(server);
           ingress = new IngressEdge(vertx, settings.ingress(), tag(), this::beatNow);
           session.useEdge(ingress);
+          // hostname certificates of tls=meshca routes: asked with the node's credential of the coordinator in use
+          ingress.meshca().connect(body -> session.authorization() == null
+              ? Future.succeededFuture(new Reply(0, null, "not_enrolled", "the node is not enrolled yet", 0, 0))
+              : coordinators.post(session.coordinator(), IngressMeshca.PATH, session.authorization(), body));
           return ingress.start().map(server);
         })
         .compose(server -> {

@@ -95,10 +95,10 @@ final class IngressCounters {
       JsonText.key(sb, "bytes_in").append(c.bytesIn).append(',');
       JsonText.key(sb, "bytes_out").append(c.bytesOut).append(',');
       JsonText.key(sb, "serial");
-      String serial = r.acme() ? serials.get(r.hostname()) : null;
+      String serial = r.acme() || r.meshca() ? serials.get(r.hostname()) : null;
       if (serial == null) sb.append("null");
       else JsonText.string(sb, serial);
-      Long notAfter = r.acme() ? notAfters.get(r.hostname()) : null;
+      Long notAfter = r.acme() || r.meshca() ? notAfters.get(r.hostname()) : null;
       JsonText.key(sb.append(','), "not_after");
       if (notAfter == null) sb.append("null");
       else sb.append(Math.max(0, notAfter / 1000));

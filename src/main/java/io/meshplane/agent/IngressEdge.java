@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * The agent's ingress edge, its one door: the ingress listeners ({@link IngressListener}) serving the
  * routes the coordinator gave ({@link IngressRoutes}, swapped whole), forwarding with
  * {@link IngressProxy}, counting per route ({@link IngressCounters}) and, for {@code tls: acme} routes,
- * holding certificates obtained over ACME ({@link IngressAcme}). What the session sees of it
+ * holding certificates obtained over ACME ({@link IngressAcme}), for {@code tls: meshca} routes one from
+ * MeshCA ({@link IngressMeshca}). What the session sees of it
  * ({@link AgentSession.Edge}): the heartbeat's {@code ingress_routes} report and the drain of
  * {@code drain_ingress}. On the agent's event loop.
  */
@@ -64,6 +65,7 @@ final class IngressEdge implements AgentSession.Edge {
   private final String tag;
   private final IngressCounters counters = new IngressCounters();
   private final IngressAcme acme;
+  private final IngressMeshca meshca;
   private final HttpClient client;
   private final IngressListener listener;
   private volatile IngressRoutes table = IngressRoutes.NONE;
@@ -76,6 +78,7 @@ final class IngressEdge implements AgentSession.Edge {
     this.tag = tag;
     this.acme = settings.acmeDirectory() == null ? null
         : new IngressAcme(vertx, settings.acmeDirectory(), settings.acmeTrust(), settings.acmeRenewEveryMs(), tag);
+    this.meshca = new IngressMeshca(vertx, tag);
     this.client = vertx.createHttpClient(new HttpClientOptions().setConnectTimeout((int) settings.connectTimeoutMs())
         .setIdleTimeout((int) Math.max(1, settings.idleTimeoutMs() / 1000)).setKeepAlive(true).setKeepAliveTimeout(30)
         .setMaxHeaderSize(16_384).setMaxInitialLineLength(8192), new PoolOptions().setHttp1MaxSize(256).setMaxWaitQueueSize(4096));
@@ -84,8 +87,7 @@ final class IngressEdge implements AgentSession.Edge {
     HttpServerOptions plain = new HttpServerOptions().setIdleTimeout((int) Math.max(1, settings.idleTimeoutMs() / 1000))
         .setMaxInitialLineLength(8192).setMaxHeaderSize(16_384).setMaxChunkSize(8192);
     HttpServerOptions tls = settings.tlsPort() < 0 ? null : new HttpServerOptions(plain).setSsl(true).setSslHandshakeTimeout(10)
-        .setKeyCertOptions(KeyCertOptions.wrap(acme == null ? new IngressAcme(vertx, URI.create("https://none.invalid/"), null, 0, tag).keyManager()
-            : acme.keyManager()));
+        .setKeyCertOptions(KeyCertOptions.wrap(meshca.keyManager(acme == null ? null : acme.keyManager())));
     this.listener = new IngressListener(vertx, settings.host(), settings.port(), plain, settings.tlsPort(), tls, proxy::handle, () -> {
       IngressListener.Drained d = listener().result();
       if (d != null) {
@@ -130,6 +132,8 @@ final class IngressEdge implements AgentSession.Edge {
         counters.keepOnly(next.routes());
         table = next; // one reference: a request in flight keeps the table it matched in
         if (acme != null) acme.want(next.acmeHostnames());
+        // without a TLS listener nothing would present it: no signature spent
+        if (settings.tlsPort() >= 0) meshca.want(next.meshcaHostnames());
         LOG.info("{} ingress routes version {} applied: {} routes{}", tag, next.version(), next.routes().size(),
             next.skipped().isEmpty() ? "" : "; left out: " + String.join("; ", next.skipped()));
       } catch (IllegalArgumentException e) {
@@ -163,7 +167,9 @@ final class IngressEdge implements AgentSession.Edge {
   public void writeReport(StringBuilder sb) {
     IngressRoutes t = table;
     if (t.version() == null) return;
-    counters.write(sb, t, acme == null ? Map.of() : acme.serials(), acme == null ? Map.of() : acme.notAfters(),
+    Map<String, Long> notAfters = new java.util.HashMap<>(meshca.notAfters());
+    if (acme != null) notAfters.putAll(acme.notAfters());
+    counters.write(sb, t, IngressMeshca.merged(acme == null ? Map.of() : acme.serials(), meshca.serials()), notAfters,
         acme == null ? Map.of() : acme.errors());
   }
 
@@ -211,6 +217,11 @@ final class IngressEdge implements AgentSession.Edge {
     return acme;
   }
 
+  /** The MeshCA certificate of the {@code tls: meshca} routes. */
+  IngressMeshca meshca() {
+    return meshca;
+  }
+
   IngressRoutes table() {
     return table;
   }
@@ -221,6 +232,7 @@ final class IngressEdge implements AgentSession.Edge {
 
   Future<Void> close() {
     if (acme != null) acme.close();
+    meshca.close();
     return Future.join(listener.close(), client.close()).mapEmpty();
   }
 }

@@ -37,8 +37,9 @@ final class IngressRoutes {
   /**
    * @param publicExposure {@code exposure: public}: forwarding headers from the client are replaced, not appended to
    * @param acme {@code tls: acme}: the agent obtains a certificate for the hostname and serves it on its TLS listener
+   * @param meshca {@code tls: meshca}: the same, from MeshCA ({@link IngressMeshca})
    */
-  record Route(String id, String hostname, String pathPrefix, boolean publicExposure, boolean acme, Target target) {}
+  record Route(String id, String hostname, String pathPrefix, boolean publicExposure, boolean acme, Target target, boolean meshca) {}
 
   /** No routes applied yet: every request gets the catch-all 404. */
   static final IngressRoutes NONE = new IngressRoutes(null, List.of(), List.of());
@@ -119,7 +120,7 @@ final class IngressRoutes {
     Target target = new Target(t.getValue("node") instanceof String n ? n : "", t.getValue("service") instanceof String s ? s : "",
         unavailable == null ? t.getString("address") : null, unavailable == null ? t.getNumber("port").intValue() : 0, unavailable);
     return new Route(j.getString("id"), j.getString("hostname"), j.getString("path_prefix"), !"mesh".equals(j.getValue("exposure")),
-        "acme".equals(j.getValue("tls")), target);
+        "acme".equals(j.getValue("tls")), target, "meshca".equals(j.getValue("tls")));
   }
 
   /** A target's {@code state} other than {@code active} (at most 40 characters of a-z and '_'), or null: the target can be dialled. */
@@ -178,6 +179,13 @@ final class IngressRoutes {
   List<String> acmeHostnames() {
     List<String> out = new ArrayList<>();
     for (Route r : routes) if (r.acme() && !out.contains(r.hostname())) out.add(r.hostname());
+    return out;
+  }
+
+  /** The hostnames of the routes with {@code tls: meshca}, in order, each once. */
+  List<String> meshcaHostnames() {
+    List<String> out = new ArrayList<>();
+    for (Route r : routes) if (r.meshca() && !out.contains(r.hostname())) out.add(r.hostname());
     return out;
   }
 }

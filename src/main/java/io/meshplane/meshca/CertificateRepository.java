@@ -15,9 +15,12 @@ import java.util.List;
 
 /** The issued node certificates ({@code meshca_certificates}): the one place their SQL is written. */
 final class CertificateRepository {
-  /** One row. {@code certificate} (DER) is read only for a single certificate, never for a list. */
+  /**
+   * One row. {@code certificate} (DER) is read only for a single certificate, never for a list.
+   * {@code hostnames}: the DNS names of a hostname certificate ({@link HostnameSigner}); null for a node certificate.
+   */
   record Cert(String serial, String nodeId, String team, String environment, String spkiSha256, String wireguardKey, String issuer,
-      Instant notBefore, Instant notAfter, Instant issuedAt, Instant revokedAt, String reason, byte[] certificate) {
+      Instant notBefore, Instant notAfter, Instant issuedAt, Instant revokedAt, String reason, byte[] certificate, java.util.List<String> hostnames) {
     /** revoked, expired, expiring (past half its lifetime: its node should have renewed by then) or valid, at {@code now}. */
     String state(Instant now) {
       if (revokedAt != null) return "revoked";
@@ -31,7 +34,7 @@ final class CertificateRepository {
   record Filter(String nodeId, Duration expiringWithin, String state, boolean latest) {}
 
   private static final String COLUMNS = "serial, node_id, team, environment, spki_sha256, wireguard_key, issuer, not_before, not_after, "
-      + "issued_at, revoked_at, reason";
+      + "issued_at, revoked_at, reason, hostnames";
 
   private final Pool pool;
   private final Pool reads;
@@ -43,9 +46,10 @@ final class CertificateRepository {
 
   Future<Void> insert(SqlClient tx, Cert c) {
     return tx.preparedQuery("INSERT INTO meshca_certificates (serial, node_id, team, environment, spki_sha256, wireguard_key, issuer, "
-            + "certificate, not_before, not_after, issued_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)")
+            + "certificate, not_before, not_after, issued_at, hostnames) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)")
         .execute(Tuple.from(new Object[] {c.serial(), c.nodeId(), c.team(), c.environment(), c.spkiSha256(), c.wireguardKey(), c.issuer(),
-            Buffer.buffer(c.certificate()), Sql.odt(c.notBefore()), Sql.odt(c.notAfter()), Sql.odt(c.issuedAt())}))
+            Buffer.buffer(c.certificate()), Sql.odt(c.notBefore()), Sql.odt(c.notAfter()), Sql.odt(c.issuedAt()),
+            c.hostnames() == null ? null : c.hostnames().toArray(new String[0])}))
         .mapEmpty();
   }
 
@@ -134,7 +138,7 @@ final class CertificateRepository {
         + "count(*) FILTER (WHERE c.not_after > $1 AND c.not_before + (c.not_after - c.not_before) / 2 <= $1) AS expiring, "
         + "count(*) FILTER (WHERE c.not_after <= $1) AS expired, count(*) FILTER (WHERE c.not_after IS NULL) AS none" + buckets
         + " FROM nodes n LEFT JOIN LATERAL (SELECT c.not_before, c.not_after FROM meshca_certificates c "
-        + "WHERE c.node_id = n.id AND c.revoked_at IS NULL ORDER BY c.not_after DESC LIMIT 1) c ON true WHERE true"
+        + "WHERE c.node_id = n.id AND c.revoked_at IS NULL AND c.hostnames IS NULL ORDER BY c.not_after DESC LIMIT 1) c ON true WHERE true"
         + Sql.inScope(boundary.team(), boundary.environment(), p).replace(" team =", " n.team =").replace(" environment =", " n.environment =");
     return reads.preparedQuery(sql).execute(Tuple.from(p)).map(rows -> {
       Row r = rows.iterator().next();
@@ -221,6 +225,6 @@ final class CertificateRepository {
     return new Cert(r.getString("serial"), r.getString("node_id"), r.getString("team"), r.getString("environment"),
         r.getString("spki_sha256"), r.getString("wireguard_key"), r.getString("issuer"), Sql.instant(r, "not_before"),
         Sql.instant(r, "not_after"), Sql.instant(r, "issued_at"), Sql.instant(r, "revoked_at"), r.getString("reason"),
-        der == null ? null : der.getBytes());
+        der == null ? null : der.getBytes(), r.getArrayOfStrings("hostnames") == null ? null : java.util.List.of(r.getArrayOfStrings("hostnames")));
   }
 }

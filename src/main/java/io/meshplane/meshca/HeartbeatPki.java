@@ -65,10 +65,10 @@ final class HeartbeatPki implements NodePki {
   @Override
   public Future<Buffer> issue(Caller caller, RequestInfo request, String nodeId, String reportedKey, Report report, boolean requested) {
     return pool.preparedQuery("SELECT team, environment, host(address) AS address, current_key, "
-            + "(SELECT max(not_after) FROM meshca_certificates c WHERE c.node_id = n.id) AS last_not_after, "
+            + "(SELECT max(not_after) FROM meshca_certificates c WHERE c.node_id = n.id AND c.hostnames IS NULL) AS last_not_after, "
             + "l.issued_at AS latest_issued_at, l.revoked_at AS latest_revoked_at, l.wireguard_key AS latest_key, l.issuer AS latest_issuer, l.not_after > now() AS latest_standing "
             + "FROM nodes n LEFT JOIN LATERAL (SELECT issued_at, revoked_at, wireguard_key, issuer, not_after FROM meshca_certificates c "
-            + "WHERE c.node_id = n.id ORDER BY issued_at DESC LIMIT 1) l ON true WHERE n.id = $1")
+            + "WHERE c.node_id = n.id AND c.hostnames IS NULL ORDER BY issued_at DESC LIMIT 1) l ON true WHERE n.id = $1")
         .execute(Tuple.of(nodeId))
         .compose(rows -> {
           if (rows.size() == 0) return Future.failedFuture(Refusal.notFound("no node " + nodeId));

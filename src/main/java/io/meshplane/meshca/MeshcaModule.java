@@ -22,7 +22,8 @@ import java.util.Base64;
 
 /**
  * MeshCA as a module (docs/ARCHITECTURE.md, "MeshCA"): the CA hierarchy ({@link Authorities}), node
- * certificates from CSRs ({@link NodeSigner}, under the cluster-wide {@link SigningBudget}), revocation and
+ * certificates from CSRs ({@link NodeSigner}, under the cluster-wide {@link SigningBudget}), ingress nodes'
+ * hostname certificates ({@link HostnameSigner}, through the same signer), revocation and
  * the CRL ({@link Revocations}, a follower of the change log), and the {@code /meshca} routes. The
  * heartbeat reaches it through the public methods below: {@link #nodePki}, {@link #nodeCertificates}, {@link #issue}, {@link #bundlePem},
  * {@link #bundleVersion}, {@link #revocationVersion}, {@link #renewalGrace}; what they take and give
@@ -120,6 +121,7 @@ public final class MeshcaModule implements Module {
   private final BoundedWork work;
   private final NodeSigner signer;
   private final HeartbeatPki nodePki;
+  private final HostnameSigner hostnames;
   private final MeshcaService service;
   private final Cursors cursors;
   private final MeshcaStatus status;
@@ -150,6 +152,7 @@ public final class MeshcaModule implements Module {
     this.work = new BoundedWork(vertx, "meshca-signing", SIGNING, registry);
     this.signer = new NodeSigner(pool, certificates, authorities, new SigningBudget(hz, settings.maxSignaturesPerSecond()), work, audit,
         settings.trustDomain(), settings.nodeLifetime(), settings.crlUrl(), registry);
+    this.hostnames = new HostnameSigner(pool, signer, settings.nodeLifetime());
     this.nodePki = new HeartbeatPki(pool, signer, authorities::current, revocations, settings.renewalGrace(),
         new AutoRevocations(certificates, audit));
     this.service = new MeshcaService(pool, certificates, authorities, revocations, audit, changes, settings.trustDomain());
@@ -173,6 +176,7 @@ public final class MeshcaModule implements Module {
   public void routes(Api api) {
     MeshcaRoutes.mount(api, service, cursors);
     MeshcaRoutes.mountStatus(api, status);
+    HostnameRoutes.mount(api, hostnames);
     RotationRoutes.mount(api, rotations, autoRotation, offline);
   }
 

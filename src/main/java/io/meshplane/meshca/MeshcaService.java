@@ -97,7 +97,7 @@ final class MeshcaService {
       CertificateRepository.Cert c = (CertificateRepository.Cert) done[1];
       return changes.applied(seq).map(v -> {
         CertificateRepository.Cert revoked = new CertificateRepository.Cert(c.serial(), c.nodeId(), c.team(), c.environment(),
-            c.spkiSha256(), c.wireguardKey(), c.issuer(), c.notBefore(), c.notAfter(), c.issuedAt(), at, reason, null);
+            c.spkiSha256(), c.wireguardKey(), c.issuer(), c.notBefore(), c.notAfter(), c.issuedAt(), at, reason, null, c.hostnames());
         return json(revoked, Times.now()).put("revocation_version", seq);
       });
     });
@@ -109,7 +109,8 @@ final class MeshcaService {
         .put("node_id", c.nodeId())
         .put("team", c.team())
         .put("environment", c.environment())
-        .put("spiffe_id", "spiffe://" + trustDomain + "/team/" + c.team() + "/env/" + c.environment() + "/node/" + c.nodeId())
+        .put("spiffe_id", c.hostnames() != null ? null : "spiffe://" + trustDomain + "/team/" + c.team() + "/env/" + c.environment() + "/node/" + c.nodeId())
+        .put("hostnames", c.hostnames() == null ? null : new io.vertx.core.json.JsonArray(c.hostnames()))
         .put("state", c.state(now))
         .put("spki_sha256", c.spkiSha256())
         .put("wireguard_key", c.wireguardKey())

@@ -112,6 +112,17 @@ final class NodeSigner {
    */
   Future<MeshcaModule.Issuance> issue(Actor actor, RequestInfo request, MeshcaModule.NodeIdentity node, String csr, boolean enrolled,
       Instant notBefore) {
+    return issue(actor, request, node, csr, enrolled, notBefore, null);
+  }
+
+  /**
+   * As above; {@code hostnames} not null: a hostname certificate ({@link HostnameSigner}) for those DNS
+   * names instead of the node certificate: the same check of the CSR, budget, pool, lifetime, issuer,
+   * record and revocation, its SAN the DNS names (no SPIFFE ID, no mesh address, no WireGuard key),
+   * server auth only, {@code renew_after} at two thirds of its lifetime, audited as {@code meshca.issue_hostnames}.
+   */
+  Future<MeshcaModule.Issuance> issue(Actor actor, RequestInfo request, MeshcaModule.NodeIdentity node, String csr, boolean enrolled,
+      Instant notBefore, java.util.List<String> hostnames) {
     Authorities.Hierarchy h = authorities.current();
     if (h == null) return Future.failedFuture(Refusal.unavailable("meshca_starting", "MeshCA has not loaded its hierarchy yet", 5));
     return work.<Signed>submit(node.nodeId(), node.team() + "/" + node.environment(), "certificate signature", deadline -> {
@@ -125,7 +136,7 @@ final class NodeSigner {
       int wait = budget.take();
       if (wait > 0) return new Signed(null, null, null, wait);
       deadline.check();
-      return sign(h, node, spki, Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS));
+      return sign(h, node, spki, Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS), hostnames);
     }).recover(t -> {
       // the pool is full (this replica) or this node already has a CSR in flight: the same answer as the budget's
       if (t instanceof Refusal r && (r.kind() == Refusal.Kind.RATE_LIMITED || "busy".equals(r.code()))) {
@@ -138,10 +149,12 @@ final class NodeSigner {
         return Future.succeededFuture(new MeshcaModule.Issuance.Deferred(s.retryAfter()));
       }
       CertificateRepository.Cert c = s.row();
-      JsonObject details = new JsonObject().put("serial", c.serial()).put("spiffe_id", node.spiffeId(trustDomain))
+      JsonObject details = new JsonObject().put("serial", c.serial())
           .put("not_after", c.notAfter().toString()).put("issuer", c.issuer()).put("wireguard_key", c.wireguardKey());
-      AuditEvent e = AuditEvent.of(actor, request, "meshca.issue", "node", node.nodeId(), AuditEvent.SUCCESS, node.team(), node.environment())
-          .with(details);
+      if (hostnames == null) details.put("spiffe_id", node.spiffeId(trustDomain));
+      else details.put("hostnames", new io.vertx.core.json.JsonArray(hostnames));
+      AuditEvent e = AuditEvent.of(actor, request, hostnames == null ? "meshca.issue" : "meshca.issue_hostnames", "node", node.nodeId(),
+          AuditEvent.SUCCESS, node.team(), node.environment()).with(details);
       return pool.withTransaction(tx -> (enrolled ? CertificateRepository.holdNode(tx, node.nodeId()) : Future.succeededFuture(true))
               .compose(held -> held ? certificates.insert(tx, c).compose(v -> audit.record(tx, e))
                   : Future.failedFuture(Refusal.notFound("no node " + node.nodeId()))))
@@ -154,7 +167,7 @@ final class NodeSigner {
   }
 
   /** Builds and signs the certificate (the signing pool's thread). */
-  private Signed sign(Authorities.Hierarchy h, MeshcaModule.NodeIdentity node, SubjectPublicKeyInfo spki, Instant now) {
+  private Signed sign(Authorities.Hierarchy h, MeshcaModule.NodeIdentity node, SubjectPublicKeyInfo spki, Instant now, java.util.List<String> hostnames) {
     if (Context.isOnEventLoopThread()) throw new IllegalStateException("NodeSigner.sign on an event loop");
     X509CertificateHolder issuer = h.intermediate().certificate();
     BigInteger serial = Pki.serial();
@@ -162,32 +175,42 @@ final class NodeSigner {
     Instant notAfter = now.plus(lifetime);
     if (notAfter.isAfter(issuer.getNotAfter().toInstant())) notAfter = issuer.getNotAfter().toInstant();
     X509v3CertificateBuilder b = new X509v3CertificateBuilder(issuer.getSubject(), serial, Date.from(notBefore), Date.from(notAfter),
-        new X500Name("CN=" + node.nodeId()), spki);
+        new X500Name("CN=" + (hostnames == null ? node.nodeId() : hostnames.get(0))), spki);
     byte[] der;
     try {
       JcaX509ExtensionUtils ext = new JcaX509ExtensionUtils();
-      b.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(new GeneralName[] {
+      b.addExtension(Extension.subjectAlternativeName, false, hostnames != null ? dnsNames(hostnames) : new GeneralNames(new GeneralName[] {
           new GeneralName(GeneralName.uniformResourceIdentifier, node.spiffeId(trustDomain)),
           new GeneralName(GeneralName.iPAddress, node.meshAddress())}));
       b.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature));
-      b.addExtension(Extension.extendedKeyUsage, false,
-          new ExtendedKeyUsage(new KeyPurposeId[] {KeyPurposeId.id_kp_clientAuth, KeyPurposeId.id_kp_serverAuth}));
+      // a hostname certificate serves TLS only: it cannot stand in for the node as a mesh TLS client
+      b.addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(hostnames != null ? new KeyPurposeId[] {KeyPurposeId.id_kp_serverAuth}
+          : new KeyPurposeId[] {KeyPurposeId.id_kp_clientAuth, KeyPurposeId.id_kp_serverAuth}));
       b.addExtension(Extension.subjectKeyIdentifier, false, ext.createSubjectKeyIdentifier(spki));
       b.addExtension(Extension.authorityKeyIdentifier, false, ext.createAuthorityKeyIdentifier(issuer.getSubjectPublicKeyInfo()));
       b.addExtension(Extension.cRLDistributionPoints, false, new CRLDistPoint(new DistributionPoint[] {new DistributionPoint(
           new DistributionPointName(new GeneralNames(new GeneralName(GeneralName.uniformResourceIdentifier, crlUrl))), null, null)}));
-      b.addExtension(WIREGUARD_KEY_OID, false, new DEROctetString(node.wireguardKeyBytes()));
+      if (hostnames == null) b.addExtension(WIREGUARD_KEY_OID, false, new DEROctetString(node.wireguardKeyBytes()));
       der = b.build(Pki.signer(h.intermediate().key())).getEncoded();
       byte[] spkiDer = spki.getEncoded();
       // renewal at a random point of 30-40 % of the lifetime: renewals spread, and an outage of half the lifetime expires
       // nothing: the node due last still has 10 % of the lifetime to reach a returned coordinator (AgentPki.retryCapMs)
       long life = Duration.between(now, notAfter).toMillis();
-      Instant renewAfter = now.plusMillis((long) (life * (RENEW_FROM + RENEW_SPREAD * ThreadLocalRandom.current().nextDouble())));
+      // a hostname certificate: at two thirds of its lifetime, as the ACME certificates of the same edge
+      Instant renewAfter = hostnames != null ? now.plusMillis(life * 2 / 3)
+          : now.plusMillis((long) (life * (RENEW_FROM + RENEW_SPREAD * ThreadLocalRandom.current().nextDouble())));
       CertificateRepository.Cert row = new CertificateRepository.Cert(Pki.hex(serial), node.nodeId(), node.team(), node.environment(),
-          Pki.sha256Hex(spkiDer), node.wireguardKey(), h.intermediate().id(), notBefore, notAfter, now, null, null, der);
+          Pki.sha256Hex(spkiDer), node.wireguardKey(), h.intermediate().id(), notBefore, notAfter, now, null, null, der,
+          hostnames == null ? null : java.util.List.copyOf(hostnames));
       return new Signed(row, Pki.pem("CERTIFICATE", der), renewAfter, 0);
     } catch (IOException | java.security.GeneralSecurityException e) {
       throw new IllegalStateException("building a node certificate failed: " + e.getMessage());
     }
+  }
+
+  private static GeneralNames dnsNames(java.util.List<String> hostnames) {
+    GeneralName[] names = new GeneralName[hostnames.size()];
+    for (int i = 0; i < names.length; i++) names[i] = new GeneralName(GeneralName.dNSName, hostnames.get(i));
+    return new GeneralNames(names);
   }
 }

@@ -99,10 +99,12 @@ class PermissionMatrixTest {
     EXPECTED.put("POST /v1/meshca/rotations/{id}/rollback", Permission.MESHCA_MANAGE);
     EXPECTED.put("POST /v1/meshca/intermediates/requests", Permission.MESHCA_MANAGE);
     EXPECTED.put("POST /v1/meshca/intermediates", Permission.MESHCA_MANAGE);
+    EXPECTED.put("POST /v1/meshca/hostname-certificates", Permission.HEARTBEAT);
     EXPECTED.put("POST /v1/nodes/{id}/certificate/reissue", Permission.NODES_OPERATE);
     // API.md §17: the panel serves the same routes for people (but the machines' own: the heartbeat, whoami)
     for (Map.Entry<String, Permission> e : EXPECTED.entrySet()) {
-      if (e.getKey().endsWith("/heartbeat") || e.getKey().endsWith("/watch") || e.getKey().endsWith("/whoami")) continue;
+      if (e.getKey().endsWith("/heartbeat") || e.getKey().endsWith("/watch") || e.getKey().endsWith("/whoami")
+          || e.getKey().endsWith("/hostname-certificates")) continue;
       PANEL.put(e.getKey().replace(" /v1/", " /api/v1/"), e.getValue());
     }
     PANEL.put("GET /api/v1/session", null);

@@ -61,6 +61,17 @@ final class HostileReplica {
   static final String RELAYS = "[{\"name\":\"fra1\",\"region\":\"eu\",\"url\":\"https://fra1.example.net\"},"
       + "{\"name\":\"ams1\",\"region\":\"eu\",\"url\":\"https://ams1.example.net\"}]";
 
+  /** A PKCS#10 CSR in PEM for a new P-256 key. */
+  static String csrPem() throws Exception {
+    java.security.KeyPairGenerator g = java.security.KeyPairGenerator.getInstance("EC");
+    g.initialize(new java.security.spec.ECGenParameterSpec("secp256r1"));
+    java.security.KeyPair key = g.generateKeyPair();
+    byte[] der = new org.bouncycastle.pkcs.jcajce.JcaPKCS10CertificationRequestBuilder(new javax.security.auth.x500.X500Principal("CN=hostile"),
+        key.getPublic()).build(new org.bouncycastle.operator.jcajce.JcaContentSignerBuilder("SHA256withECDSA").build(key.getPrivate())).getEncoded();
+    return "-----BEGIN CERTIFICATE REQUEST-----\n" + java.util.Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(der)
+        + "\n-----END CERTIFICATE REQUEST-----\n";
+  }
+
   static void start() throws Exception {
     logs = LogCapture.attach();
     // the panel's per-session API rate would answer 429 to a suite that sends hundreds of requests in a session
@@ -170,6 +181,14 @@ final class HostileReplica {
         route.copy().put("hostname", "other.example.net").put("position", 1), routeFields));
     BODY_ROUTES.add(new BodyRoute(HttpMethod.PUT, "/v1/ingress/routes/{id}", "/v1/ingress/routes/" + routeId, "", bearer,
         route.copy().put("position", 2), routeFields));
+    // a tls=meshca route the node (tag:test) serves: the hostname certificate request's valid body names it
+    expect(201, http.send(HttpMethod.POST, port, "/v1/ingress/routes", admin, route.copy().put("hostname", "meshca.example.net")
+        .put("exposure", "mesh").put("tls", "meshca")));
+    BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/meshca/hostname-certificates", "/v1/meshca/hostname-certificates", "", agent,
+        new JsonObject().put("csr", csrPem()).put("hostnames", new JsonArray().add("meshca.example.net")),
+        // PEM is lines: a newline is what it is made of (a broken PEM is refused all the same, naming csr)
+        List.of(new Field("csr", Kind.STRING, true, false), new Field("hostnames", Kind.ARRAY, true, false),
+            new Field("hostnames[0]", Kind.STRING, true, true))));
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/ingress/routes", "/v1/ingress/routes", bearer, Map.of("limit", "1", "team", "web",
         "environment", "prod", "hostname", "hostile.example.net", "cursor", routesCursor), "ingress-routes", null));
     idRoute(HttpMethod.GET, "/v1/ingress/routes/{id}", "id", "/v1/ingress/routes/{hostile}", bearer, Set.of(400, 404, 405));

@@ -106,9 +106,10 @@ class OpenApiContractTest {
     Set<String> notMirrored = new TreeSet<>(coordinator);
     notMirrored.removeAll(mirrored);
     assertEquals(new TreeSet<>(List.of("GET /healthz", "GET /readyz", "GET /metrics", "GET " + Meshplane.OPENAPI_PATH,
-        "POST /v1/nodes/{id}/heartbeat", "GET /v1/nodes/{id}/watch", "GET /v1/auth/whoami")), notMirrored);
+        "POST /v1/nodes/{id}/heartbeat", "GET /v1/nodes/{id}/watch", "POST /v1/meshca/hostname-certificates", "GET /v1/auth/whoami")), notMirrored);
     String description = (String) ((Map<String, Object>) doc.get("info")).get("description");
-    assertTrue(description.contains("except `POST /v1/nodes/{id}/heartbeat`, `GET /v1/nodes/{id}/watch` and `GET /v1/auth/whoami`"), description);
+    assertTrue(description.contains("except `POST /v1/nodes/{id}/heartbeat`, `GET /v1/nodes/{id}/watch`, `POST /v1/meshca/hostname-certificates` "
+        + "and `GET /v1/auth/whoami`"), description);
     // and the "Web panel" tag lists the mirrored routes one by one: `/nodes/{id}` (GET, DELETE)
     String tag = ((List<Map<String, Object>>) doc.get("tags")).stream().filter(t -> "Web panel".equals(t.get("name")))
         .map(t -> (String) t.get("description")).findFirst().orElseThrow();
