@@ -42,12 +42,14 @@ class AgentArgumentsTest {
       assertEquals(java.util.Map.of("100.64.0.3", "127.0.0.1"), s.targetOverrides());
       assertEquals(java.net.URI.create("https://acme.example.net/directory"), s.acmeDirectory());
       assertEquals(-1, AgentCommand.ingress(SPEC, "127.0.0.1:0", null, List.of(), null, null, 0).tlsPort());
+      // a TLS listener without ACME: it serves the tls: meshca routes with MeshCA's hostname certificate
+      assertEquals(443, AgentCommand.ingress(SPEC, "127.0.0.1:80", "127.0.0.1:443", List.of(), null, null, 0).tlsPort());
     } finally {
       java.nio.file.Files.deleteIfExists(pem);
     }
     List<Runnable> bad = List.of(
         () -> AgentCommand.ingress(SPEC, "127.0.0.1:080", null, List.of(), null, null, 0),
-        () -> AgentCommand.ingress(SPEC, "127.0.0.1:80", "127.0.0.1:443", List.of(), null, null, 0), // TLS without ACME
+        () -> AgentCommand.ingress(SPEC, "127.0.0.1:80", "127.0.0.1:99999", List.of(), null, null, 0), // a TLS port out of range
         () -> AgentCommand.ingress(SPEC, "127.0.0.1:80", null, List.of("100.64.0.3"), null, null, 0),
         () -> AgentCommand.ingress(SPEC, "127.0.0.1:80", null, List.of("100.64.0.3=target.example"), null, null, 0),
         () -> AgentCommand.ingress(SPEC, "127.0.0.1:80", null, List.of("a=b=c"), null, null, 0),

@@ -236,7 +236,7 @@ class ManifestsWorkloadTest {
     // stop() must be classified here.
     Set<String> waiting = Set.of(HeartbeatModule.class.getName(), AuthModule.class.getName());
     Set<String> immediate = Set.of("io.meshplane.changes.ChangesModule", "io.meshplane.ops.OpsModule", "io.meshplane.policy.PolicyModule",
-        "io.meshplane.panel.PanelModule", "io.meshplane.meshca.MeshcaModule");
+        "io.meshplane.panel.PanelModule", "io.meshplane.meshca.MeshcaModule", "io.meshplane.ingress.IngressModule");
     Set<String> stopping = new TreeSet<>();
     for (Class<?> c : moduleClasses()) {
       if (declares(c, "stop")) stopping.add(c.getName());
