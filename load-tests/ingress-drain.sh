@@ -19,7 +19,8 @@ start_replica
 TOKEN="$(mint root '*' '*' admin)"
 api() { curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' "$@"; }
 field() { python3 -c 'import json,sys; d=json.load(sys.stdin); exec("for k in sys.argv[1].split(\".\"): d = d[int(k)] if isinstance(d, list) else d[k]"); print(d)' "$1"; }
-ENROLL="$(api -X POST -d '{"name":"drain-enroll","scope":{"team":"shop","environment":"prod","surface":"enrollment"},"expires":"2030-01-01T00:00:00Z"}' \
+EXPIRES="$(date -u -d '+1 day' +%Y-%m-%dT%H:%M:%SZ)"
+ENROLL="$(api -X POST -d "{\"name\":\"drain-enroll\",\"scope\":{\"team\":\"shop\",\"environment\":\"prod\",\"surface\":\"enrollment\"},\"expires\":\"$EXPIRES\"}" \
   "$BASE/v1/auth/tokens" | field token)"
 
 # the target: the JDK's HTTP server, 2 KiB answers, keep-alive
