@@ -14,8 +14,12 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The load client of load-tests/ingress-drain.sh, run with the JDK's source launcher
  * ({@code java IngressLoad.java EDGE_A EDGE_B HOST RATE SECONDS STOPFILE}): RATE requests/s of
- * {@code GET /} for HOST spread over two ingress edges by 20 workers, each on its own keep-alive
- * connection to one edge (raw HTTP/1.1 on a socket: no client library retries or hides anything).
+ * {@code GET /} for HOST spread over two ingress edges by RATE/5 workers (at least 20), each on its own
+ * keep-alive connection to one edge (raw HTTP/1.1 on a socket: no client library retries or hides
+ * anything). Each worker sends on a fixed schedule (every WORKERS/RATE seconds, offset from the others)
+ * whatever the previous answer took, so the rate does not fall when answers slow down (an open loop, as
+ * far as a worker's own answer allows); a request sent more than 100 ms after its slot counts as
+ * {@code late} (the client, not the edge, could not keep up).
  *
  * <p>What counts: a request answered 2xx is {@code ok}; a connection refused is {@code refused} and
  * the request goes to the other edge (the only retry, as a load balancer does); an answer with
@@ -28,7 +32,7 @@ public final class IngressLoad {
   static final AtomicLong sent = new AtomicLong(), ok = new AtomicLong(), failed = new AtomicLong(), resets = new AtomicLong(),
       refused = new AtomicLong(), closedByEdge = new AtomicLong(), non2xx = new AtomicLong(), timeouts = new AtomicLong();
   static final AtomicLong[] perEdge = {new AtomicLong(), new AtomicLong()};
-  static final int WORKERS = 20;
+  static final AtomicLong late = new AtomicLong();
 
   public static void main(String[] args) throws Exception {
     InetSocketAddress[] edges = {address(args[0]), address(args[1])};
@@ -37,6 +41,7 @@ public final class IngressLoad {
     long seconds = Long.parseLong(args[4]);
     Path stop = Path.of(args[5]);
     long end = System.nanoTime() + seconds * 1_000_000_000L;
+    int WORKERS = (int) Math.max(20, Math.min(2_000, rate / 5));
     long periodNs = (long) (WORKERS * 1e9 / rate);
     Thread[] ts = new Thread[WORKERS];
     for (int i = 0; i < WORKERS; i++) {
@@ -53,9 +58,9 @@ public final class IngressLoad {
       last = s;
     }
     for (Thread t : ts) t.join();
-    System.out.printf(Locale.ROOT, "sent=%d ok=%d failed=%d resets=%d non2xx=%d timeouts=%d refused_retried=%d closed_by_edge=%d edge0=%d edge1=%d%n",
-        sent.get(), ok.get(), failed.get(), resets.get(), non2xx.get(), timeouts.get(), refused.get(), closedByEdge.get(),
-        perEdge[0].get(), perEdge[1].get());
+    System.out.printf(Locale.ROOT, "workers=%d sent=%d ok=%d failed=%d resets=%d non2xx=%d timeouts=%d refused_retried=%d closed_by_edge=%d late=%d edge0=%d edge1=%d%n",
+        WORKERS, sent.get(), ok.get(), failed.get(), resets.get(), non2xx.get(), timeouts.get(), refused.get(), closedByEdge.get(),
+        late.get(), perEdge[0].get(), perEdge[1].get());
   }
 
   static InetSocketAddress address(String hostPort) {
@@ -73,6 +78,7 @@ public final class IngressLoad {
     while (next < end && !Files.exists(stop)) {
       long wait = next - System.nanoTime();
       if (wait > 0) sleep(wait);
+      else if (wait < -100_000_000L) late.incrementAndGet();
       next += periodNs;
       sent.incrementAndGet();
       boolean retried = false;

@@ -77,6 +77,12 @@ public final class AgentCommand implements Callable<Integer> {
       description = "renew each ACME certificate this many seconds after issuance instead of at 2/3 of its lifetime (tests)")
   long acmeRenewEveryS;
 
+  @Option(names = "--ingress-drain-linger-ms", paramLabel = "MS",
+      description = "how long at most a drain of the ingress listener keeps accepting while idle keep-alive connections bring their last "
+          + "request (answered with Connection: close, not reset); it ends sooner once every connection open at the drain's start has "
+          + "closed; 0 to 60000; default: ${DEFAULT-VALUE}")
+  long ingressDrainLingerMs = IngressListener.LINGER_MS;
+
   @Option(names = "--no-watch", description = "do not hold a watch stream (GET /v1/nodes/{id}/watch): learn changes from heartbeat answers only")
   boolean noWatch;
 
@@ -98,7 +104,11 @@ public final class AgentCommand implements Callable<Integer> {
       settings = settings.withMeshTls(m[0], Integer.parseInt(m[1]));
     }
     if (ingressListen != null) {
-      settings = settings.withIngress(ingress(spec, ingressListen, ingressTlsListen, ingressOverrides, acmeDirectory, acmeTrust, acmeRenewEveryS));
+      if (ingressDrainLingerMs < 0 || ingressDrainLingerMs > 60_000) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--ingress-drain-linger-ms: 0 to 60000, not " + ingressDrainLingerMs);
+      }
+      settings = settings.withIngress(ingress(spec, ingressListen, ingressTlsListen, ingressOverrides, acmeDirectory, acmeTrust, acmeRenewEveryS)
+          .withDrainLinger(ingressDrainLingerMs));
     } else if (ingressTlsListen != null || !ingressOverrides.isEmpty() || acmeDirectory != null) {
       throw new CommandLine.ParameterException(spec.commandLine(),
           "--ingress-tls-listen, --ingress-target-override and --acme-directory need --ingress-listen");

@@ -36,27 +36,33 @@ final class IngressEdge implements AgentSession.Edge {
    * @param targetOverrides a mesh address → the address dialled instead ({@code --ingress-target-override}; tests without WireGuard)
    * @param acmeDirectory null: no ACME (a {@code tls: acme} route is served on the plain listener only)
    * @param acmeRenewEveryMs 0: renew at 2/3 of a certificate's lifetime
+   * @param drainLingerMs how long at most a drain keeps the sockets bound for idle keep-alive connections to bring a last request
    */
   record Settings(String host, int port, String tlsHost, int tlsPort, Map<String, String> targetOverrides, URI acmeDirectory,
-      Path acmeTrust, long acmeRenewEveryMs, long connectTimeoutMs, long idleTimeoutMs) {
+      Path acmeTrust, long acmeRenewEveryMs, long connectTimeoutMs, long idleTimeoutMs, long drainLingerMs) {
     Settings {
       targetOverrides = Map.copyOf(targetOverrides);
     }
 
     Settings(String host, int port) {
-      this(host, port, null, -1, Map.of(), null, null, 0, 5_000, 120_000);
+      this(host, port, null, -1, Map.of(), null, null, 0, 5_000, 120_000, IngressListener.LINGER_MS);
     }
 
     Settings withTls(String h, int p) {
-      return new Settings(host, port, h, p, targetOverrides, acmeDirectory, acmeTrust, acmeRenewEveryMs, connectTimeoutMs, idleTimeoutMs);
+      return new Settings(host, port, h, p, targetOverrides, acmeDirectory, acmeTrust, acmeRenewEveryMs, connectTimeoutMs, idleTimeoutMs, drainLingerMs);
     }
 
     Settings withOverrides(Map<String, String> o) {
-      return new Settings(host, port, tlsHost, tlsPort, o, acmeDirectory, acmeTrust, acmeRenewEveryMs, connectTimeoutMs, idleTimeoutMs);
+      return new Settings(host, port, tlsHost, tlsPort, o, acmeDirectory, acmeTrust, acmeRenewEveryMs, connectTimeoutMs, idleTimeoutMs, drainLingerMs);
+    }
+
+    /** {@code --ingress-drain-linger-ms}: how long at most a drain waits for idle keep-alive connections' last request. */
+    Settings withDrainLinger(long ms) {
+      return new Settings(host, port, tlsHost, tlsPort, targetOverrides, acmeDirectory, acmeTrust, acmeRenewEveryMs, connectTimeoutMs, idleTimeoutMs, ms);
     }
 
     Settings withAcme(URI directory, Path trust, long renewEveryMs) {
-      return new Settings(host, port, tlsHost, tlsPort, targetOverrides, directory, trust, renewEveryMs, connectTimeoutMs, idleTimeoutMs);
+      return new Settings(host, port, tlsHost, tlsPort, targetOverrides, directory, trust, renewEveryMs, connectTimeoutMs, idleTimeoutMs, drainLingerMs);
     }
   }
 
@@ -88,7 +94,7 @@ final class IngressEdge implements AgentSession.Edge {
         .setMaxInitialLineLength(8192).setMaxHeaderSize(16_384).setMaxChunkSize(8192);
     HttpServerOptions tls = settings.tlsPort() < 0 ? null : new HttpServerOptions(plain).setSsl(true).setSslHandshakeTimeout(10)
         .setKeyCertOptions(KeyCertOptions.wrap(meshca.keyManager(acme == null ? null : acme.keyManager())));
-    this.listener = new IngressListener(vertx, settings.host(), settings.port(), plain, settings.tlsPort(), tls, proxy::handle, () -> {
+    this.listener = new IngressListener(vertx, settings.host(), settings.port(), plain, settings.tlsPort(), tls, settings.drainLingerMs(), proxy::handle, () -> {
       IngressListener.Drained d = listener().result();
       if (d != null) {
         LOG.info("{} ingress drain {} finished: {} ({} open connections, {} requests answered during the drain, {} ms)", tag(),

@@ -9,23 +9,28 @@ import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpServerResponse;
-import java.util.ArrayList;
+import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The ingress listeners (plain {@code --ingress-listen} and, when given, TLS {@code --ingress-tls-listen})
- * and their connections, and the drain that resets nothing: from its start every response says
- * {@code Connection: close} and its connection is closed once it is answered, connections that arrive
- * are closed at once; after {@link #LINGER_MS} (a request already on its way over an idle keep-alive
- * connection is answered, not reset) the server sockets are closed and idle connections with them.
- * The drain succeeds when no connection is left, and fails at its grace deadline with the number still
- * open (which are closed then). {@link #undrain()} binds the same ports again. On the agent's event loop.
+ * and their connections, and the drain that resets nothing. From the drain's start every response says
+ * {@code Connection: close} and its connection is closed once it is answered; a connection that arrives
+ * is still taken and its request answered the same way (closing a connection the kernel has already
+ * accepted resets the client, who has no reason to go elsewhere). The server sockets close (new
+ * connections refused, which a balancer or a client takes as "go to the other") once every connection
+ * that was open at the start has brought its last request and closed, or after the linger
+ * ({@link #LINGER_MS} by default) at most (an idle keep-alive connection is given that long to bring a request, answered rather than
+ * reset); the connections still idle then are closed with them. The drain succeeds when no connection
+ * is left, and fails at its grace deadline with the number still open (which are closed then).
+ * {@link #undrain()} binds the same ports again. On the agent's event loop.
  */
 final class IngressListener {
-  /** How long a drain keeps the sockets bound so that idle keep-alive connections can bring a last request (answered, closing). */
+  /** How long at most a drain keeps the sockets bound so that idle keep-alive connections can bring a last request (answered, closing): the default. */
   static final long LINGER_MS = 1000;
 
   /** A finished drain: the evidence its result reports. */
@@ -37,17 +42,21 @@ final class IngressListener {
   private final HttpServerOptions tlsOptions;
   private final Handler<HttpServerRequest> handler;
   private final Runnable drainFinished;
+  private final long lingerMs;
   private int plainPort;
   private int tlsPort;
   private HttpServer plain;
   private HttpServer tls;
   /** Open connections → their requests in flight. */
   private final Map<HttpConnection, int[]> open = new IdentityHashMap<>();
+  /** The connections that were open when the drain started and are still open: the sockets close when none is left. */
+  private final Set<HttpConnection> openAtDrain = Collections.newSetFromMap(new IdentityHashMap<>());
 
   private boolean draining;
   private boolean unbound;
   private String drainOp;
   private long drainStartedMs;
+  private long graceMs;
   private long requestsDuringDrain;
   private long lingerTimer = -1;
   private long deadlineTimer = -1;
@@ -55,10 +64,12 @@ final class IngressListener {
 
   /**
    * @param tlsOptions null: no TLS listener
+   * @param lingerMs how long at most a drain keeps the sockets bound ({@link #LINGER_MS} by default)
    * @param drainFinished told when a drain finishes (the agent beats at once to report it)
    */
   IngressListener(Vertx vertx, String host, int plainPort, HttpServerOptions plainOptions, int tlsPort, HttpServerOptions tlsOptions,
-      Handler<HttpServerRequest> handler, Runnable drainFinished) {
+      long lingerMs, Handler<HttpServerRequest> handler, Runnable drainFinished) {
+    this.lingerMs = lingerMs;
     this.vertx = vertx;
     this.host = host;
     this.plainPort = plainPort;
@@ -87,15 +98,17 @@ final class IngressListener {
   }
 
   private void connected(HttpConnection c) {
-    if (draining) {
-      // draining: a new connection is not taken (the sockets close within LINGER_MS)
-      c.close();
-      return;
-    }
+    // taken even while draining: the kernel has accepted it, so closing it now would reset the client
+    // (its request is answered with Connection: close; the sockets close within the linger)
     open.put(c, new int[1]);
     c.closeHandler(v -> {
       open.remove(c);
-      if (draining && result == null) finishIfEmpty();
+      if (!draining || result != null) return;
+      if (openAtDrain.remove(c) && openAtDrain.isEmpty() && !unbound) {
+        unbind(graceMs);
+      } else {
+        finishIfEmpty();
+      }
     });
   }
 
@@ -135,11 +148,13 @@ final class IngressListener {
     drainOp = op;
     drainStartedMs = System.currentTimeMillis();
     requestsDuringDrain = 0;
-    List<HttpConnection> idle = new ArrayList<>();
-    open.forEach((c, n) -> {
-      if (n[0] == 0) idle.add(c);
-    });
-    lingerTimer = vertx.setTimer(Math.max(1, Math.min(LINGER_MS, graceMs / 2)), id -> {
+    this.graceMs = graceMs;
+    openAtDrain.clear();
+    openAtDrain.addAll(open.keySet());
+    // nothing open to bring a last request: the sockets close at once (on the next turn of the loop, so
+    // the outcome is never reported from inside this call)
+    long linger = openAtDrain.isEmpty() ? 1 : Math.max(1, Math.min(lingerMs, graceMs / 2));
+    lingerTimer = vertx.setTimer(linger, id -> {
       lingerTimer = -1;
       unbind(graceMs);
     });
@@ -151,7 +166,9 @@ final class IngressListener {
   }
 
   private void unbind(long graceMs) {
-    if (!draining || result != null) return;
+    if (!draining || result != null || unbound) return;
+    if (lingerTimer >= 0) vertx.cancelTimer(lingerTimer);
+    lingerTimer = -1;
     unbound = true;
     // the server sockets close now (no new connection); connections with a request in flight close once it is answered
     long left = Math.max(1000, graceMs + 1000);
@@ -204,6 +221,7 @@ final class IngressListener {
     draining = false;
     result = null;
     drainOp = null;
+    openAtDrain.clear();
     return listen();
   }
 

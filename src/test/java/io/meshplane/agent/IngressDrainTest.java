@@ -209,4 +209,63 @@ class IngressDrainTest {
       assertEquals(200, http.get(f.agent.listenPort(), "/readyz/ingress").statusCode());
     }
   }
+
+  /**
+   * The connections a drain meets in its first moment: one opened after the drain began (the kernel
+   * took it before the sockets closed) and one left idle on keep-alive from before. Both bring a request
+   * and get it answered with {@code Connection: close}, none is reset; the sockets close only once the
+   * last connection from before the drain has closed, and a connection after that is refused.
+   */
+  @Test
+  void aConnectionOpenedInsideTheDrainAndAnIdleKeepAliveOneAreAnsweredNotReset() throws Exception {
+    // a linger longer than the test needs: the sockets close because the idle connection closed, not on a timer
+    IngressEdge.Settings edge = IngressFixture.plain().withDrainLinger(30_000);
+    try (IngressFixture.Target a = new IngressFixture.Target("a"); IngressFixture f = new IngressFixture(dir.resolve("state"), edge)) {
+      f.nodeId();
+      f.serve("1", IngressFixture.route(IngressFixture.routeId(), "app.example.com", "/", IngressFixture.MESH_A, a.port()));
+      int port = f.port();
+      String op = Ids.next("op");
+      try (IngressFixture.Raw idle = new IngressFixture.Raw(port)) {
+        IngressFixture.Answer before = idle.exchange("GET", "/before", "app.example.com");
+        assertEquals(200, before.status());
+        assertTrue(!before.closing(), "keep-alive before the drain: " + before.headers());
+
+        ingressState(f, "draining");
+        f.commands.set(new JsonArray().add(drainCommand(op, 60)));
+        Await.until("/readyz/ingress 503", 15_000, () -> http.get(f.agent.listenPort(), "/readyz/ingress").statusCode() == 503);
+
+        // inside the drain, with a connection from before still open: a new connection is taken and answered
+        try (IngressFixture.Raw fresh = new IngressFixture.Raw(port)) {
+          IngressFixture.Answer r = fresh.exchange("GET", "/fresh", "app.example.com");
+          assertEquals(200, r.status(), r.body());
+          assertTrue(r.closing(), "a connection taken during the drain is answered with Connection: close: " + r.headers());
+          assertTrue(fresh.endsCleanly(), "and then closed cleanly, not reset");
+        }
+        assertNull(result(f, op), "the drain waits for the idle connection from before");
+
+        // the idle keep-alive connection brings its last request: answered, closing
+        IngressFixture.Answer last = idle.exchange("GET", "/last", "app.example.com");
+        assertEquals(200, last.status(), last.body());
+        assertTrue(last.closing(), last.headers().toString());
+        assertTrue(idle.endsCleanly());
+      }
+      Await.until("new connections refused once the last connection from before closed", 15_000, () -> {
+        try (Socket s = new Socket("127.0.0.1", port)) {
+          return false;
+        } catch (ConnectException refused) {
+          return true;
+        } catch (IOException other) {
+          return false;
+        }
+      });
+      Await.until("the drain reported", 20_000, () -> result(f, op) != null);
+      JsonObject r = result(f, op);
+      assertEquals("succeeded", r.getString("status"), r.encode());
+      String detail = r.getString("detail");
+      JsonObject evidence = new JsonObject(detail.substring(detail.indexOf('{')));
+      assertEquals(0, evidence.getInteger("open_connections"), detail);
+      assertEquals(2, evidence.getLong("requests_during_drain"), detail);
+      assertTrue(r.getString("detail").contains("drained"), detail);
+    }
+  }
 }
