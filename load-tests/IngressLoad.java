@@ -21,6 +21,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * far as a worker's own answer allows); a request sent more than 100 ms after its slot counts as
  * {@code late} (the client, not the edge, could not keep up).
  *
+ * <p>With READY_A and READY_B (each edge agent's {@code /readyz/ingress} URL) the client acts as a
+ * balancer with health checks: it checks both every 100 ms and opens a new connection on an edge that
+ * answered 503 only when the other did too (a connection already open is used to the end).
+ *
  * <p>What counts: a request answered 2xx is {@code ok}; a connection refused is {@code refused} and
  * the request goes to the other edge (the only retry, as a load balancer does); an answer with
  * {@code Connection: close} closes the connection after the answer ({@code closed_by_edge}, normal in
@@ -33,6 +37,9 @@ public final class IngressLoad {
       refused = new AtomicLong(), closedByEdge = new AtomicLong(), non2xx = new AtomicLong(), timeouts = new AtomicLong();
   static final AtomicLong[] perEdge = {new AtomicLong(), new AtomicLong()};
   static final AtomicLong late = new AtomicLong();
+  /** Failures on a connection's first request (opened for it) and on a reused keep-alive connection. */
+  static final AtomicLong failedFresh = new AtomicLong(), failedReused = new AtomicLong();
+  static final java.util.concurrent.ConcurrentHashMap<String, AtomicLong> why = new java.util.concurrent.ConcurrentHashMap<>();
 
   public static void main(String[] args) throws Exception {
     InetSocketAddress[] edges = {address(args[0]), address(args[1])};
@@ -40,6 +47,11 @@ public final class IngressLoad {
     double rate = Double.parseDouble(args[3]);
     long seconds = Long.parseLong(args[4]);
     Path stop = Path.of(args[5]);
+    if (args.length >= 8) {
+      Thread checks = new Thread(() -> check(new String[] {args[6], args[7]}, stop), "ready-checks");
+      checks.setDaemon(true);
+      checks.start();
+    }
     long end = System.nanoTime() + seconds * 1_000_000_000L;
     int WORKERS = (int) Math.max(20, Math.min(2_000, rate / 5));
     long periodNs = (long) (WORKERS * 1e9 / rate);
@@ -61,6 +73,8 @@ public final class IngressLoad {
     System.out.printf(Locale.ROOT, "workers=%d sent=%d ok=%d failed=%d resets=%d non2xx=%d timeouts=%d refused_retried=%d closed_by_edge=%d late=%d edge0=%d edge1=%d%n",
         WORKERS, sent.get(), ok.get(), failed.get(), resets.get(), non2xx.get(), timeouts.get(), refused.get(), closedByEdge.get(),
         late.get(), perEdge[0].get(), perEdge[1].get());
+    System.out.printf(Locale.ROOT, "failed_on_fresh_connection=%d failed_on_reused_connection=%d%n", failedFresh.get(), failedReused.get());
+    why.forEach((k, v) -> System.out.printf(Locale.ROOT, "  %d x %s%n", v.get(), k));
   }
 
   static InetSocketAddress address(String hostPort) {
@@ -74,6 +88,7 @@ public final class IngressLoad {
     InputStream in = null;
     OutputStream out = null;
     int current = edge;
+    boolean fresh = false;
     long next = System.nanoTime() + offsetNs;
     while (next < end && !Files.exists(stop)) {
       long wait = next - System.nanoTime();
@@ -85,15 +100,18 @@ public final class IngressLoad {
       while (true) {
         try {
           if (socket == null) {
+            if (READY.get(current) == 0 && READY.get(1 - current) == 1) current = 1 - current; // the balancer's health check
             socket = new Socket();
             socket.setSoTimeout(10_000);
             socket.connect(edges[current], 2_000);
+            fresh = true;
             in = new BufferedInputStream(socket.getInputStream());
             out = socket.getOutputStream();
           }
           out.write(request);
           out.flush();
           int status = answer(in);
+          fresh = false;
           perEdge[current].incrementAndGet();
           if (status >= 200 && status < 300) {
             ok.incrementAndGet();
@@ -125,6 +143,9 @@ public final class IngressLoad {
           break;
         } catch (IOException reset) {
           resets.incrementAndGet();
+          (fresh ? failedFresh : failedReused).incrementAndGet();
+          why.computeIfAbsent((fresh ? "fresh: " : "reused: ") + reset.getClass().getSimpleName() + " " + reset.getMessage(),
+              k -> new AtomicLong()).incrementAndGet();
           failed.incrementAndGet();
           close(socket);
           socket = null;
@@ -133,6 +154,26 @@ public final class IngressLoad {
       }
     }
     close(socket);
+  }
+
+  /** Each edge's last health check (true until one says 503). */
+  static final java.util.concurrent.atomic.AtomicIntegerArray READY = new java.util.concurrent.atomic.AtomicIntegerArray(new int[] {1, 1});
+
+  static void check(String[] urls, Path stop) {
+    java.net.http.HttpClient c = java.net.http.HttpClient.newBuilder().connectTimeout(java.time.Duration.ofSeconds(1)).build();
+    while (!Files.exists(stop)) {
+      for (int i = 0; i < 2; i++) {
+        try {
+          READY.set(i, c.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(urls[i])).timeout(java.time.Duration.ofSeconds(1)).build(),
+              java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode() == 200 ? 1 : 0);
+        } catch (IOException e) {
+          READY.set(i, 0);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+      sleep(100_000_000L);
+    }
   }
 
   /** Set by {@link #answer} (one per thread: each worker reads its own answers). */

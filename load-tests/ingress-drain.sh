@@ -4,7 +4,8 @@
 # on keep-alive connections (a refused connection is retried on the other edge, nothing else is) and edge-a is drained
 # DRAIN_AT seconds in. Prints what the client counted, the time from the drain request to the operation's succeeded and
 # the agent's evidence; exits 1 when a request failed or a connection was reset, or the drain did not succeed.
-#   bash load-tests/ingress-drain.sh [JAR]    (RATE=1000 DURATION=60 DRAIN_AT=20 GRACE_S=30; seconds)
+#   bash load-tests/ingress-drain.sh [JAR]    (RATE=1000 DURATION=60 DRAIN_AT=20 GRACE_S=30; seconds; CHECK_READY=1: the client
+#   also health-checks each edge's /readyz/ingress every 100 ms and opens new connections on a ready edge, as a balancer does)
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 JAR_ARG="$(realpath "${1:-$HERE/../target/meshplane.jar}" 2>/dev/null || echo "${1:-$HERE/../target/meshplane.jar}")"
@@ -79,7 +80,9 @@ done
 log "route $ROUTE served by edge-a (:$A_PORT) and edge-b (:$B_PORT); $RATE requests/s for ${SECONDS_RUN}s, edge-a drained at ${DRAIN_AT}s (grace ${GRACE_S}s)"
 
 javac -d "$WORK/cls" "$HERE/IngressLoad.java"
-java -cp "$WORK/cls" IngressLoad "127.0.0.1:$A_PORT" "127.0.0.1:$B_PORT" shop.example.com "$RATE" "$SECONDS_RUN" "$WORK/stop" \
+READY_ARGS=() # CHECK_READY=1: the client health-checks each edge's /readyz/ingress as a balancer does
+[[ "${CHECK_READY:-0}" == 1 ]] && READY_ARGS=("http://127.0.0.1:$A_LISTEN/readyz/ingress" "http://127.0.0.1:$B_LISTEN/readyz/ingress")
+java -cp "$WORK/cls" IngressLoad "127.0.0.1:$A_PORT" "127.0.0.1:$B_PORT" shop.example.com "$RATE" "$SECONDS_RUN" "$WORK/stop" "${READY_ARGS[@]}" \
   >"$WORK/load.out" 2>"$WORK/load.err" &
 LOAD=$!
 sleep "$DRAIN_AT" # the run's schedule, not synchronisation: the drain comes DRAIN_AT seconds into the load
@@ -101,5 +104,5 @@ echo "drain: operation $OP $STATUS $(python3 -c "print(f'{$T1 - $T0:.2f}')") s a
 echo "result: $RESULT"
 echo "achieved rate (last progress lines): $(tail -3 "$WORK/load.err" | tr '\n' ' ')"
 echo "replica log ERROR lines: $(grep -c ERROR "$WORK/replica.log" || true); agent log WARN/ERROR lines: $(cat "$WORK"/edge-*.log | grep -c "WARN\|ERROR" || true)"
-failed="$(sed -n 's/.* failed=\([0-9]*\).*/\1/p' "$WORK/load.out")"; resets="$(sed -n 's/.* resets=\([0-9]*\).*/\1/p' "$WORK/load.out")"
+failed="$(head -1 "$WORK/load.out" | sed -n 's/.* failed=\([0-9]*\).*/\1/p')"; resets="$(head -1 "$WORK/load.out" | sed -n 's/.* resets=\([0-9]*\).*/\1/p')"
 if [[ "$failed" == 0 && "$resets" == 0 && "$STATUS" == succeeded ]]; then echo "all targets met"; else echo "TARGET MISSED"; exit 1; fi

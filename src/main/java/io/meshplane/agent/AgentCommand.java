@@ -65,6 +65,11 @@ public final class AgentCommand implements Callable<Integer> {
       description = "dial IP instead of a target's mesh address (testing without WireGuard: 100.64.0.3=127.0.0.1); repeatable")
   List<String> ingressOverrides = new ArrayList<>();
 
+  @Option(names = "--ingress-source-override", paramLabel = "IP=MESH_IP", split = ",",
+      description = "take a client connecting from IP as the mesh member at MESH_IP for exposure=mesh routes (testing without WireGuard: "
+          + "127.0.0.2=100.64.0.3); repeatable")
+  List<String> ingressSourceOverrides = new ArrayList<>();
+
   @Option(names = "--acme-directory", paramLabel = "URL",
       description = "the ACME directory for routes with tls=acme (https://acme-v02.api.letsencrypt.org/directory); the agent is the ACME client")
   String acmeDirectory;
@@ -108,10 +113,10 @@ public final class AgentCommand implements Callable<Integer> {
         throw new CommandLine.ParameterException(spec.commandLine(), "--ingress-drain-linger-ms: 0 to 60000, not " + ingressDrainLingerMs);
       }
       settings = settings.withIngress(ingress(spec, ingressListen, ingressTlsListen, ingressOverrides, acmeDirectory, acmeTrust, acmeRenewEveryS)
-          .withDrainLinger(ingressDrainLingerMs));
-    } else if (ingressTlsListen != null || !ingressOverrides.isEmpty() || acmeDirectory != null) {
+          .withDrainLinger(ingressDrainLingerMs).withSourceOverrides(addressMap(spec, "--ingress-source-override", ingressSourceOverrides)));
+    } else if (ingressTlsListen != null || !ingressOverrides.isEmpty() || !ingressSourceOverrides.isEmpty() || acmeDirectory != null) {
       throw new CommandLine.ParameterException(spec.commandLine(),
-          "--ingress-tls-listen, --ingress-target-override and --acme-directory need --ingress-listen");
+          "--ingress-tls-listen, --ingress-target-override, --ingress-source-override and --acme-directory need --ingress-listen");
     }
     NodeAgent agent;
     try {
@@ -170,19 +175,7 @@ public final class AgentCommand implements Callable<Integer> {
       String[] t = listen(spec, "--ingress-tls-listen", tlsAt);
       s = s.withTls(t[0], Integer.parseInt(t[1]));
     }
-    java.util.Map<String, String> map = new java.util.LinkedHashMap<>();
-    for (String o : overrides) {
-      int eq = o.indexOf('=');
-      if (eq <= 0 || eq == o.length() - 1 || o.indexOf('=', eq + 1) >= 0) {
-        throw new CommandLine.ParameterException(spec.commandLine(), "--ingress-target-override: '" + o + "' must be MESH_IP=IP");
-      }
-      String from = o.substring(0, eq).trim();
-      String to = o.substring(eq + 1).trim();
-      if (!from.matches("[0-9a-fA-F:.]{2,45}") || !to.matches("[0-9a-fA-F:.]{2,45}")) {
-        throw new CommandLine.ParameterException(spec.commandLine(), "--ingress-target-override: '" + o + "' must be MESH_IP=IP (IP addresses, no names)");
-      }
-      map.put(from, to);
-    }
+    java.util.Map<String, String> map = addressMap(spec, "--ingress-target-override", overrides);
     s = s.withOverrides(map);
     if (directory != null) {
       java.net.URI uri;
@@ -203,6 +196,24 @@ public final class AgentCommand implements Callable<Integer> {
       throw new CommandLine.ParameterException(spec.commandLine(), "--acme-trust needs --acme-directory");
     }
     return s;
+  }
+
+  /** {@code A=B} pairs of IP addresses (no names), checked, in order. */
+  static java.util.Map<String, String> addressMap(CommandSpec spec, String option, List<String> pairs) {
+    java.util.Map<String, String> map = new java.util.LinkedHashMap<>();
+    for (String o : pairs) {
+      int eq = o.indexOf('=');
+      if (eq <= 0 || eq == o.length() - 1 || o.indexOf('=', eq + 1) >= 0) {
+        throw new CommandLine.ParameterException(spec.commandLine(), option + ": '" + o + "' must be IP=IP");
+      }
+      String from = o.substring(0, eq).trim();
+      String to = o.substring(eq + 1).trim();
+      if (!from.matches("[0-9a-fA-F:.]{2,45}") || !to.matches("[0-9a-fA-F:.]{2,45}")) {
+        throw new CommandLine.ParameterException(spec.commandLine(), option + ": '" + o + "' must be IP=IP (IP addresses, no names)");
+      }
+      map.put(from, to);
+    }
+    return map;
   }
 
   /** {@code host:port} or {@code [v6]:port} → {host, port}. */

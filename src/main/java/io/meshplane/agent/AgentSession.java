@@ -406,9 +406,12 @@ final class AgentSession {
   /** A peer's mesh address without its prefix length ({@code 100.64.0.7}), or null when the node holds no such peer. */
   String peerAddress(String id) {
     JsonObject e = peers == null ? null : peers.entry(id);
-    if (e == null || !(e.getValue("address") instanceof String a) || a.isEmpty()) return null;
-    int slash = a.indexOf('/');
-    return slash < 0 ? a : a.substring(0, slash);
+    return e == null ? null : PeerBook.address(e);
+  }
+
+  /** The id of the peer at a mesh address, or null: the policy gives this node no peer there (the ingress edge's mesh check). */
+  String peerAt(String address) {
+    return peers == null ? null : peers.idAt(address);
   }
 
   public int peerCount() {

@@ -67,7 +67,7 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
         .compose(server -> {
           listener = server;
           if (settings.ingress() == null) return Future.succeededFuture(server);
-          ingress = new IngressEdge(vertx, settings.ingress(), tag(), this::beatNow);
+          ingress = new IngressEdge(vertx, settings.ingress(), tag(), this::beatNow, address -> session.peerAt(address));
           session.useEdge(ingress);
           // hostname certificates of tls=meshca routes: asked with the node's credential of the coordinator in use
           ingress.meshca().connect(body -> session.authorization() == null

@@ -12,6 +12,7 @@ import io.vertx.core.net.KeyCertOptions;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,33 +37,41 @@ final class IngressEdge implements AgentSession.Edge {
    * @param targetOverrides a mesh address → the address dialled instead ({@code --ingress-target-override}; tests without WireGuard)
    * @param acmeDirectory null: no ACME (a {@code tls: acme} route is served on the plain listener only)
    * @param acmeRenewEveryMs 0: renew at 2/3 of a certificate's lifetime
+   * @param sourceOverrides a client address → the mesh address it is taken for ({@code --ingress-source-override}; tests without WireGuard)
    * @param drainLingerMs how long at most a drain keeps the sockets bound for idle keep-alive connections to bring a last request
    */
   record Settings(String host, int port, String tlsHost, int tlsPort, Map<String, String> targetOverrides, URI acmeDirectory,
-      Path acmeTrust, long acmeRenewEveryMs, long connectTimeoutMs, long idleTimeoutMs, long drainLingerMs) {
+      Path acmeTrust, long acmeRenewEveryMs, long connectTimeoutMs, long idleTimeoutMs, long drainLingerMs, Map<String, String> sourceOverrides) {
     Settings {
       targetOverrides = Map.copyOf(targetOverrides);
+      sourceOverrides = Map.copyOf(sourceOverrides);
     }
 
     Settings(String host, int port) {
-      this(host, port, null, -1, Map.of(), null, null, 0, 5_000, 120_000, IngressListener.LINGER_MS);
+      this(host, port, null, -1, Map.of(), null, null, 0, 5_000, 120_000, IngressListener.LINGER_MS, Map.of());
     }
 
     Settings withTls(String h, int p) {
-      return new Settings(host, port, h, p, targetOverrides, acmeDirectory, acmeTrust, acmeRenewEveryMs, connectTimeoutMs, idleTimeoutMs, drainLingerMs);
+      return new Settings(host, port, h, p, targetOverrides, acmeDirectory, acmeTrust, acmeRenewEveryMs, connectTimeoutMs, idleTimeoutMs, drainLingerMs, sourceOverrides);
     }
 
     Settings withOverrides(Map<String, String> o) {
-      return new Settings(host, port, tlsHost, tlsPort, o, acmeDirectory, acmeTrust, acmeRenewEveryMs, connectTimeoutMs, idleTimeoutMs, drainLingerMs);
+      return new Settings(host, port, tlsHost, tlsPort, o, acmeDirectory, acmeTrust, acmeRenewEveryMs, connectTimeoutMs, idleTimeoutMs, drainLingerMs, sourceOverrides);
     }
 
     /** {@code --ingress-drain-linger-ms}: how long at most a drain waits for idle keep-alive connections' last request. */
     Settings withDrainLinger(long ms) {
-      return new Settings(host, port, tlsHost, tlsPort, targetOverrides, acmeDirectory, acmeTrust, acmeRenewEveryMs, connectTimeoutMs, idleTimeoutMs, ms);
+      return new Settings(host, port, tlsHost, tlsPort, targetOverrides, acmeDirectory, acmeTrust, acmeRenewEveryMs, connectTimeoutMs, idleTimeoutMs, ms, sourceOverrides);
+    }
+
+    /** {@code --ingress-source-override}: a client address taken as this mesh address (tests without WireGuard). */
+    Settings withSourceOverrides(Map<String, String> o) {
+      return new Settings(host, port, tlsHost, tlsPort, targetOverrides, acmeDirectory, acmeTrust, acmeRenewEveryMs, connectTimeoutMs, idleTimeoutMs,
+          drainLingerMs, o);
     }
 
     Settings withAcme(URI directory, Path trust, long renewEveryMs) {
-      return new Settings(host, port, tlsHost, tlsPort, targetOverrides, directory, trust, renewEveryMs, connectTimeoutMs, idleTimeoutMs, drainLingerMs);
+      return new Settings(host, port, tlsHost, tlsPort, targetOverrides, directory, trust, renewEveryMs, connectTimeoutMs, idleTimeoutMs, drainLingerMs, sourceOverrides);
     }
   }
 
@@ -78,7 +87,11 @@ final class IngressEdge implements AgentSession.Edge {
   /** When a coordinator's answer last said the routes in use are current (epoch ms; -1: never): the config age's origin. */
   private long confirmedAtMs = -1;
 
-  IngressEdge(Vertx vertx, Settings settings, String tag, Runnable beatNow) {
+  /**
+   * @param meshPeer a mesh address → the id of the node's peer there, or null (the session's peer book): who may use
+   *     {@code exposure: mesh} routes
+   */
+  IngressEdge(Vertx vertx, Settings settings, String tag, Runnable beatNow, Function<String, String> meshPeer) {
     this.vertx = vertx;
     this.settings = settings;
     this.tag = tag;
@@ -89,7 +102,7 @@ final class IngressEdge implements AgentSession.Edge {
         .setIdleTimeout((int) Math.max(1, settings.idleTimeoutMs() / 1000)).setKeepAlive(true).setKeepAliveTimeout(30)
         .setMaxHeaderSize(16_384).setMaxInitialLineLength(8192), new PoolOptions().setHttp1MaxSize(256).setMaxWaitQueueSize(4096));
     IngressProxy proxy = new IngressProxy(client, () -> table, counters, settings.targetOverrides(), settings.connectTimeoutMs(),
-        settings.idleTimeoutMs(), token -> acme == null ? null : acme.answer(token));
+        settings.idleTimeoutMs(), token -> acme == null ? null : acme.answer(token), meshPeer, settings.sourceOverrides());
     HttpServerOptions plain = new HttpServerOptions().setIdleTimeout((int) Math.max(1, settings.idleTimeoutMs() / 1000))
         .setMaxInitialLineLength(8192).setMaxHeaderSize(16_384).setMaxChunkSize(8192);
     HttpServerOptions tls = settings.tlsPort() < 0 ? null : new HttpServerOptions(plain).setSsl(true).setSslHandshakeTimeout(10)

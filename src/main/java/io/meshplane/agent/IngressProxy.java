@@ -25,7 +25,9 @@ import java.util.function.Supplier;
  * names) and the {@code X-Forwarded-*} headers set; counted per route. No route: the product's 404
  * problem ({@code no_route}). The target unreachable or failing before its answer, or a route whose target
  * the coordinator says is gone or unbound (it is sent so that its rule still matches first): a 502
- * problem ({@code bad_gateway}), counted as an error.
+ * problem ({@code bad_gateway}), counted as an error. A route with {@code exposure: mesh} is served only to
+ * a client whose address is the mesh address of one of this node's peers (the policy lets them reach
+ * each other); anyone else gets a 403 problem ({@code mesh_only}).
  */
 final class IngressProxy {
   static final String ACME_PREFIX = "/.well-known/acme-challenge/";
@@ -42,9 +44,16 @@ final class IngressProxy {
   private final long idleTimeoutMs;
   /** The key authorization of an HTTP-01 token the agent is answering, or null. */
   private final Function<String, String> acmeAnswer;
+  /** A mesh address → the id of this node's peer there, or null (the node's peer book). */
+  private final Function<String, String> meshPeer;
+  /** A client address → the mesh address it is taken for ({@code --ingress-source-override}); empty in production. */
+  private final Map<String, String> sourceOverrides;
 
   IngressProxy(HttpClient client, Supplier<IngressRoutes> table, IngressCounters counters, Map<String, String> overrides,
-      long connectTimeoutMs, long idleTimeoutMs, Function<String, String> acmeAnswer) {
+      long connectTimeoutMs, long idleTimeoutMs, Function<String, String> acmeAnswer, Function<String, String> meshPeer,
+      Map<String, String> sourceOverrides) {
+    this.meshPeer = meshPeer;
+    this.sourceOverrides = Map.copyOf(sourceOverrides);
     this.client = client;
     this.table = table;
     this.counters = counters;
@@ -99,6 +108,14 @@ final class IngressProxy {
       counted[0] = true;
       c.answered(0, req.bytesRead(), resp.bytesWritten());
     });
+    if (!route.publicExposure()) {
+      String client = client(req);
+      if (client == null || meshPeer.apply(client) == null) {
+        problem(req, 403, "mesh_only", "Forbidden", "ingress route " + route.id() + " is served to mesh members only, and "
+            + (client == null ? "the client's address is unknown" : client + " is not the mesh address of a peer of this ingress node"));
+        return;
+      }
+    }
     IngressRoutes.Target t = route.target();
     if (t.unavailable() != null) {
       c.errors++;
@@ -166,6 +183,13 @@ final class IngressProxy {
     List<String> proxyHeaders = new ArrayList<>(0);
     for (String n : h.names()) if (n.regionMatches(true, 0, "proxy-", 0, 6)) proxyHeaders.add(n);
     for (String n : proxyHeaders) h.remove(n);
+  }
+
+  /** The client's address as the mesh sees it (through {@code --ingress-source-override} in tests), or null. */
+  private String client(HttpServerRequest req) {
+    SocketAddress remote = req.remoteAddress();
+    String ip = remote == null ? null : remote.hostAddress();
+    return ip == null ? null : sourceOverrides.getOrDefault(ip, ip);
   }
 
   private static String reason(Throwable e) {

@@ -10,13 +10,16 @@ import java.util.Map;
 /**
  * The peers a node holds and their version, kept from full answers ({@code items}) and deltas
  * ({@code changed} entries replace by id, {@code removed} ids go). The reference agent keeps each
- * entry (it would configure its tunnels from them); a simulated node keeps only the ids, enough to
- * apply deltas and count.
+ * entry (it would configure its tunnels from them) and an index of their mesh addresses (the ingress
+ * edge's {@code exposure: mesh} check); a simulated node keeps only the ids, enough to apply deltas and
+ * count.
  */
 final class PeerBook {
   private final boolean keepEntries;
   /** id → entry, or id → {@link Boolean#TRUE} when entries are not kept. */
   private final Map<String, Object> byId = new HashMap<>();
+  /** A peer's mesh address (no prefix length) → its id; kept with the entries. */
+  private final Map<String, String> byAddress = new HashMap<>();
   private long version = -1;
 
   PeerBook(boolean keepEntries) {
@@ -34,6 +37,7 @@ final class PeerBook {
   /** A full answer: the set is replaced. Returns the number of entries read. */
   int replace(JsonArray items, long newVersion) {
     byId.clear();
+    byAddress.clear();
     int n = put(items);
     version = newVersion;
     return n;
@@ -44,7 +48,7 @@ final class PeerBook {
     int n = put(changed);
     if (removed != null) {
       for (Object id : removed) {
-        if (id instanceof String s) byId.remove(s);
+        if (id instanceof String s) unindex(s, byId.remove(s));
       }
     }
     version = newVersion;
@@ -56,11 +60,33 @@ final class PeerBook {
     int n = 0;
     for (Object o : entries) {
       if (o instanceof JsonObject e && e.getValue("id") instanceof String id) {
-        byId.put(id, keepEntries ? e : Boolean.TRUE);
+        Object before = byId.put(id, keepEntries ? e : Boolean.TRUE);
+        if (keepEntries) {
+          unindex(id, before);
+          String a = address(e);
+          if (a != null) byAddress.put(a, id);
+        }
         n++;
       }
     }
     return n;
+  }
+
+  private void unindex(String id, Object entry) {
+    String a = entry instanceof JsonObject e ? address(e) : null;
+    if (a != null && id.equals(byAddress.get(a))) byAddress.remove(a);
+  }
+
+  /** An entry's mesh address without its prefix length, or null. */
+  static String address(JsonObject e) {
+    if (!(e.getValue("address") instanceof String a) || a.isEmpty()) return null;
+    int slash = a.indexOf('/');
+    return slash < 0 ? a : a.substring(0, slash);
+  }
+
+  /** The id of the peer at a mesh address ({@code 100.64.0.7}), or null: no peer of this node has it. */
+  String idAt(String address) {
+    return byAddress.get(address);
   }
 
   /** The kept entries (empty when entries are not kept). */

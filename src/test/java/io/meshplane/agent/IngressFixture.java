@@ -172,6 +172,8 @@ final class IngressFixture implements AutoCloseable {
   final NodeAgent agent;
   final AtomicReference<JsonObject> routes = new AtomicReference<>();
   final AtomicReference<JsonArray> commands = new AtomicReference<>(new JsonArray());
+  /** The answers' peers block; null: none (version 0, empty). */
+  final AtomicReference<JsonObject> peers = new AtomicReference<>();
   final AtomicReference<JsonArray> ingress = new AtomicReference<>(new JsonArray()
       .add(new JsonObject().put("name", "web").put("hostname", "app.example.com").put("port", 443).put("state", "active")));
 
@@ -179,6 +181,7 @@ final class IngressFixture implements AutoCloseable {
     fake = new FakeCoordinator(s -> {
       JsonObject a = FakeCoordinator.answer(1, ingress.get(), commands.get());
       if (routes.get() != null) a.put("ingress_routes", routes.get());
+      if (peers.get() != null) a.put("peers", peers.get());
       return FakeCoordinator.Answer.ok(a);
     });
     agent = NodeAgent.start(new NodeAgent.Settings(Coordinators.parse(List.of(fake.url())), "enroll.token.for-tests", "edge-1",

@@ -13,7 +13,9 @@ import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.core.http.RequestOptions;
+import io.vertx.core.json.JsonArray;
 import io.vertx.core.json.JsonObject;
+import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.List;
@@ -38,7 +40,9 @@ class IngressProxyTest {
   @Test
   void routesByHostAndPathSetsForwardingHeadersDropsHopByHopAndCounts() throws Exception {
     try (IngressFixture.Target a = new IngressFixture.Target("a"); IngressFixture.Target b = new IngressFixture.Target("b");
-        IngressFixture f = new IngressFixture(dir.resolve("state"), IngressFixture.plain())) {
+        IngressFixture f = new IngressFixture(dir.resolve("state"), IngressFixture.plain().withSourceOverrides(Map.of("127.0.0.1", "100.64.0.20")))) {
+      f.peers.set(new JsonObject().put("version", 1).put("items", new JsonArray()
+          .add(new JsonObject().put("id", "nd_01jdfake000000000000000020").put("address", "100.64.0.20/32"))));
       int dead;
       try (ServerSocket s = new ServerSocket(0)) {
         dead = s.getLocalPort(); // nothing listens there once closed
@@ -161,6 +165,51 @@ class IngressProxyTest {
       // no ACME: no certificate families
       assertFalse(m.contains("mesh_ingress_certificate_expiry_seconds"), m);
     }
+  }
+
+  /**
+   * {@code exposure: mesh}: served to a client whose address is the mesh address of one of the node's
+   * peers, refused 403 {@code mesh_only} to anyone else (and to a peer once the policy takes it away);
+   * a public route on the same edge serves everyone. Clients come from 127.0.0.x addresses that
+   * {@code --ingress-source-override} maps to mesh addresses, as WireGuard would deliver them.
+   */
+  @Test
+  void aMeshRouteIsServedToTheNodesPeersOnly() throws Exception {
+    IngressEdge.Settings edge = IngressFixture.plain().withSourceOverrides(Map.of("127.0.0.2", "100.64.0.21", "127.0.0.3", "100.64.0.22"));
+    try (IngressFixture.Target a = new IngressFixture.Target("a"); IngressFixture f = new IngressFixture(dir.resolve("state"), edge)) {
+      f.peers.set(new JsonObject().put("version", 1).put("items", new JsonArray()
+          .add(new JsonObject().put("id", "nd_01jdfake000000000000000021").put("address", "100.64.0.21/32"))));
+      String mesh = IngressFixture.routeId();
+      f.serve("3", IngressFixture.route(mesh, "mesh.example.com", "/", IngressFixture.MESH_A, a.port()).put("exposure", "mesh"),
+          IngressFixture.route(IngressFixture.routeId(), "public.example.com", "/", IngressFixture.MESH_A, a.port()));
+      Await.until("the peer applied", 15_000, () -> f.agent.verticle().session().peerAt("100.64.0.21") != null);
+
+      try (IngressFixture.Raw peer = from("127.0.0.2", f.port()); IngressFixture.Raw stranger = from("127.0.0.3", f.port());
+          IngressFixture.Raw outside = new IngressFixture.Raw(f.port())) {
+        assertEquals(200, peer.exchange("GET", "/x", "mesh.example.com").status(), "a peer of the ingress node");
+        IngressFixture.Answer no = stranger.exchange("GET", "/x", "mesh.example.com");
+        assertEquals(403, no.status(), no.body());
+        assertEquals("mesh_only", no.json().getString("code"));
+        assertTrue(no.json().getString("detail").contains("100.64.0.22 is not the mesh address of a peer"), no.body());
+        assertEquals(403, outside.exchange("GET", "/x", "mesh.example.com").status(), "an address outside the mesh");
+        assertEquals(200, outside.exchange("GET", "/x", "public.example.com").status(), "a public route serves anyone");
+      }
+      // the policy takes the peer away: its next request is refused
+      f.peers.set(new JsonObject().put("version", 2).put("items", new JsonArray()));
+      Await.until("the peer removed", 15_000, () -> f.agent.verticle().session().peerAt("100.64.0.21") == null);
+      try (IngressFixture.Raw peer = from("127.0.0.2", f.port())) {
+        assertEquals(403, peer.exchange("GET", "/x", "mesh.example.com").status());
+      }
+      Await.until("the refusals counted as 4xx of the mesh route", 15_000, () -> {
+        JsonObject rep = f.lastReport();
+        JsonObject r = rep == null ? null : rep.getJsonObject("routes").getJsonObject(mesh);
+        return r != null && r.getLong("requests") == 4 && r.getJsonObject("status_classes").getLong("4xx", 0L) == 3;
+      });
+    }
+  }
+
+  private static IngressFixture.Raw from(String local, int port) throws IOException {
+    return new IngressFixture.Raw(new java.net.Socket("127.0.0.1", port, java.net.InetAddress.getByName(local), 0));
   }
 
   @Test
