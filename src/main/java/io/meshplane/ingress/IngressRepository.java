@@ -136,12 +136,35 @@ final class IngressRepository {
     return reads.preparedQuery(joined).execute(Tuple.from(params)).map(rows -> Sql.list(rows, IngressRepository::map));
   }
 
-  /** The team that holds {@code hostname} if it is not {@code team}: by a route, or by a node's ingress (API.md §9); null if none. */
+  /**
+   * The team that holds {@code hostname} if it is not {@code team}: by a route, or by a node's ingress
+   * (API.md §9); null if none. A wildcard holds the names one label under it, so a name is also held by
+   * another team's wildcard above it, and a wildcard by another team's names under it (found through
+   * the reversed-hostname indexes of V25: a range, not a scan).
+   */
   Future<String> otherOwner(SqlClient tx, String hostname, String team) {
-    return tx.preparedQuery("SELECT team FROM ingress_routes WHERE hostname = $1 AND team <> $2 "
-            + "UNION ALL SELECT n.team FROM ingress_hostnames h JOIN nodes n ON n.id = h.node_id WHERE h.hostname = $1 AND n.team <> $2 LIMIT 1")
-        .execute(Tuple.of(hostname, team))
+    if (!hostname.startsWith("*.")) {
+      String above = wildcardAbove(hostname);
+      return tx.preparedQuery("SELECT team FROM ingress_routes WHERE hostname IN ($1, $3) AND team <> $2 "
+              + "UNION ALL SELECT n.team FROM ingress_hostnames h JOIN nodes n ON n.id = h.node_id WHERE h.hostname = $1 AND n.team <> $2 LIMIT 1")
+          .execute(Tuple.of(hostname, team, above == null ? hostname : above))
+          .map(rows -> rows.size() == 0 ? null : rows.iterator().next().getString(0));
+    }
+    String rest = hostname.substring(2);
+    String reversed = new StringBuilder(rest).reverse().toString();
+    // one label under rest: reverse(name) starts with reverse(rest) + "." and name's first dot is right before rest
+    String under = "reverse(%1$s) COLLATE \"C\" > $3 AND reverse(%1$s) COLLATE \"C\" < $4 AND strpos(%1$s, '.') = length(%1$s) - $5";
+    return tx.preparedQuery("SELECT team FROM ingress_routes WHERE (hostname = $1 OR (" + under.formatted("hostname") + ")) AND team <> $2 "
+            + "UNION ALL SELECT n.team FROM ingress_hostnames h JOIN nodes n ON n.id = h.node_id WHERE " + under.formatted("h.hostname")
+            + " AND n.team <> $2 LIMIT 1")
+        .execute(Tuple.of(hostname, team, reversed + ".", reversed + "/", rest.length()))
         .map(rows -> rows.size() == 0 ? null : rows.iterator().next().getString(0));
+  }
+
+  /** The wildcard that would hold {@code name} ({@code *.example.com} for {@code a.example.com}), or null: none may (too few labels). */
+  static String wildcardAbove(String name) {
+    int dot = name.indexOf('.');
+    return dot > 0 && name.indexOf('.', dot + 1) > 0 ? "*" + name.substring(dot) : null;
   }
 
   Future<Void> insert(SqlClient tx, Route r) {

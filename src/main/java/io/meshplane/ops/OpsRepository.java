@@ -96,13 +96,17 @@ final class OpsRepository {
   }
 
   /**
-   * Whether ingress routes of a team other than {@code team} use {@code hostname} (API.md §19: a hostname
-   * belongs to one team). Reads the ingress feature's table in this transaction, under the clock's lock
+   * Whether ingress routes of a team other than {@code team} use {@code hostname}, exactly or by the
+   * wildcard one label above it (API.md §19: a hostname belongs to one team, and a wildcard holds the
+   * names under it). Reads the ingress feature's table in this transaction, under the clock's lock
    * that every route change takes first.
    */
   static Future<Boolean> routedByOtherTeam(SqlClient tx, String hostname, String team) {
-    return tx.preparedQuery("SELECT 1 FROM ingress_routes WHERE hostname = $1 AND team <> $2 LIMIT 1")
-        .execute(Tuple.of(hostname.toLowerCase(Locale.ROOT), team)).map(rows -> rows.size() > 0);
+    String name = hostname.toLowerCase(Locale.ROOT);
+    int dot = name.indexOf('.');
+    String above = dot > 0 && name.indexOf('.', dot + 1) > 0 ? "*" + name.substring(dot) : name;
+    return tx.preparedQuery("SELECT 1 FROM ingress_routes WHERE hostname IN ($1, $3) AND team <> $2 LIMIT 1")
+        .execute(Tuple.of(name, team, above)).map(rows -> rows.size() > 0);
   }
 
   /** Gives back the hostname the node's ingress {@code ingress} holds, if any (drained or replaced). */

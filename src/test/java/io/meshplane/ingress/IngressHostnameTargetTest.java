@@ -102,6 +102,31 @@ class IngressHostnameTargetTest {
     assertFalse(r.bodyAsString().contains(holder), "the refusal names the holder: " + r.bodyAsString());
   }
 
+  /**
+   * A wildcard holds the names one label under it, both ways and against node ingress: another team
+   * can neither route nor assign a name under it, nor take a wildcard over its names; names two labels
+   * under, the wildcard's own parent and the same team are not held.
+   */
+  @Test
+  void aWildcardHoldsTheNamesOneLabelUnderItAcrossTeams() {
+    Team east = team("wildeast");
+    Team west = team("wildwest");
+    assertEquals(201, createRoute(east, route(east, "*.wild.example.com")).statusCode());
+    assertHostnameTaken(createRoute(west, route(west, "shop.wild.example.com")), "wildeast");
+    assertHostnameTaken(assign(west, "web", "shop.wild.example.com"), "wildeast");
+    assertEquals(201, createRoute(west, route(west, "a.b.wild.example.com")).statusCode(), "two labels under: not held");
+    assertEquals(201, createRoute(west, route(west, "wild.example.com")).statusCode(), "the parent itself: not held");
+    assertEquals(201, createRoute(east, route(east, "shop.wild.example.com")).statusCode(), "the wildcard's own team");
+
+    // the other way round: west's names (a route, a node ingress) keep east's wildcard out
+    assertEquals(201, createRoute(west, route(west, "api.west.example.com")).statusCode());
+    assertHostnameTaken(createRoute(east, route(east, "*.west.example.com")), "wildwest");
+    assertEquals(201, assign(west, "web", "node.other.example.com").statusCode());
+    assertHostnameTaken(createRoute(east, route(east, "*.other.example.com")), "wildwest");
+    assertEquals(201, createRoute(east, route(east, "*.quiet.example.net")).statusCode(), "nothing of west's under it");
+    assertEquals(List.of(), logs.problems(), "no ERROR and no stack trace for a refusal");
+  }
+
   @Test
   void aHostnameBelongsToOneTeamAcrossRoutesAndNodeIngress() {
     Team north = team("north");
