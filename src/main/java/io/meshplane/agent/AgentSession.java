@@ -68,6 +68,9 @@ final class AgentSession {
     /** An answer's {@code ingress_routes} and {@code ingress} (either may be absent: a stream answer). */
     void apply(Object routes, Object ingress, boolean drainedBySelf);
 
+    /** The node's MeshCA revocation list as applied from an answer's {@code pki} block: a serial (32 hex digits) → revoked. */
+    default void revocations(java.util.function.Predicate<String> revokedSerial) {}
+
     /** The routes version applied, or null. */
     String routesVersion();
   }
@@ -225,6 +228,8 @@ final class AgentSession {
         dirty |= DIRTY_STATE;
         events.pki(applied);
       }
+      // a hostname certificate the edge serves may be on the list now: it asks for a new one at once
+      if (edge != null) edge.revocations(serial -> pki.revoked(serial, null));
     }
     if (assignments.applyIngress(a.getValue("ingress"))) dirty |= DIRTY_STATE;
     assignments.applyServices(a.getValue("services"));

@@ -72,10 +72,11 @@ final class IngressCounters {
   /**
    * Appends {@code "ingress_routes":{"version":…,"routes":{id:{…}}}} (a leading comma included) for
    * the routes of {@code table}; {@code serials} gives the serial of the certificate served for a
-   * hostname, {@code notAfters} when it expires (epoch ms; reported in seconds) and {@code acmeErrors}
-   * the last failure to obtain one (all may lack a hostname).
+   * hostname, {@code notAfters} when it expires (epoch ms; reported in seconds), {@code acmeErrors}
+   * the last failure to obtain one from ACME and {@code meshcaErrors} from MeshCA (all may lack a hostname).
    */
-  void write(StringBuilder sb, IngressRoutes table, Map<String, String> serials, Map<String, Long> notAfters, Map<String, String> acmeErrors) {
+  void write(StringBuilder sb, IngressRoutes table, Map<String, String> serials, Map<String, Long> notAfters, Map<String, String> acmeErrors,
+      Map<String, String> meshcaErrors) {
     JsonText.key(sb.append(','), "ingress_routes").append('{');
     JsonText.key(sb, "version");
     JsonText.string(sb, table.version()).append(',');
@@ -106,6 +107,11 @@ final class IngressCounters {
       if (acmeError != null) {
         JsonText.key(sb.append(','), "acme_error");
         JsonText.string(sb, reportable(acmeError));
+      }
+      String meshcaError = r.meshca() ? meshcaErrors.get(r.hostname()) : null;
+      if (meshcaError != null) {
+        JsonText.key(sb.append(','), "meshca_error");
+        JsonText.string(sb, reportable(meshcaError));
       }
       JsonText.key(sb.append(','), "status_classes").append('{');
       for (int k = 0; k < 4; k++) {

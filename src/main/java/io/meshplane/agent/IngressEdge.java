@@ -183,13 +183,18 @@ final class IngressEdge implements AgentSession.Edge {
   }
 
   @Override
+  public void revocations(java.util.function.Predicate<String> revokedSerial) {
+    meshca.renewIfRevoked(revokedSerial);
+  }
+
+  @Override
   public void writeReport(StringBuilder sb) {
     IngressRoutes t = table;
     if (t.version() == null) return;
     Map<String, Long> notAfters = new java.util.HashMap<>(meshca.notAfters());
     if (acme != null) notAfters.putAll(acme.notAfters());
     counters.write(sb, t, IngressMeshca.merged(acme == null ? Map.of() : acme.serials(), meshca.serials()), notAfters,
-        acme == null ? Map.of() : acme.errors());
+        acme == null ? Map.of() : acme.errors(), meshca.errors());
   }
 
   @Override
@@ -206,7 +211,7 @@ final class IngressEdge implements AgentSession.Edge {
 
   /** Appends the edge's {@code mesh_ingress_*} families to a scrape of /metrics ({@link IngressMetrics}). */
   void writeMetrics(StringBuilder sb, long nowMs) {
-    IngressMetrics.write(sb, table, counters, acme, listener.openConnections(), confirmedAtMs, nowMs);
+    IngressMetrics.write(sb, table, counters, acme, meshca, listener.openConnections(), confirmedAtMs, nowMs);
   }
 
   /** Why the ingress listener takes no traffic, or null. */

@@ -81,6 +81,8 @@ final class IngressMeshca {
   private long timer = -1;
   private boolean inFlight;
   private int failures;
+  /** The serial a revocation already made us ask again for (once per serial). */
+  private String renewedForRevocation;
 
   IngressMeshca(Vertx vertx, String tag) {
     this.vertx = vertx;
@@ -110,6 +112,25 @@ final class IngressMeshca {
       return;
     }
     schedule(0);
+  }
+
+  /**
+   * The certificate served is on the node's revocation list (MeshCA revoked it): a new one is asked
+   * at once, not at its renewal time; the revoked one is served until the new one comes (a client that
+   * checks the CRL refuses it either way). Asked once per revoked serial.
+   */
+  void renewIfRevoked(java.util.function.Predicate<String> revoked) {
+    Held h = current;
+    if (h == null || h.serial().equals(renewedForRevocation) || !revoked.test(h.serial())) return;
+    renewedForRevocation = h.serial();
+    LOG.warn("{} MeshCA hostname certificate {} ({}) is revoked; asking for a new one now", tag, h.serial(), String.join(", ", h.hostnames()));
+    failures = 0;
+    if (!inFlight) schedule(0);
+  }
+
+  /** The last serial a revocation made the edge ask again for; null: none. */
+  String renewedForRevocation() {
+    return renewedForRevocation;
   }
 
   private void cancel() {

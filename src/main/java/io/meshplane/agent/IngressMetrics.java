@@ -22,7 +22,7 @@ final class IngressMetrics {
    * @param openConnections connections open on the ingress listeners now
    * @param confirmedAtMs when a coordinator's answer last said the routes version in use is current (-1: never)
    */
-  static void write(StringBuilder sb, IngressRoutes table, IngressCounters counters, IngressAcme acme, int openConnections,
+  static void write(StringBuilder sb, IngressRoutes table, IngressCounters counters, IngressAcme acme, IngressMeshca meshca, int openConnections,
       long confirmedAtMs, long nowMs) {
     List<IngressRoutes.Route> routes = table.routes().size() <= ROUTES ? table.routes() : table.routes().subList(0, ROUTES);
     family(sb, "mesh_ingress_requests_total", "counter",
@@ -58,23 +58,33 @@ final class IngressMetrics {
           "Seconds since a coordinator's answer last said the routes version in use is current; absent before the first.");
       sb.append("mesh_ingress_config_age_seconds ").append(seconds(Math.max(0, nowMs - confirmedAtMs))).append('\n');
     }
-    if (acme == null) return;
-    List<String> hostnames = table.acmeHostnames();
-    if (hostnames.size() > ROUTES) hostnames = new ArrayList<>(hostnames.subList(0, ROUTES));
-    Map<String, Long> notAfters = acme.notAfters();
-    family(sb, "mesh_ingress_certificate_expiry_seconds", "gauge",
-        "Seconds until the certificate served for a hostname expires (negative once it has), by hostname and source; a hostname without one is absent.");
-    for (String h : hostnames) {
-      Long notAfter = notAfters.get(h);
-      if (notAfter == null) continue;
-      label(sb.append("mesh_ingress_certificate_expiry_seconds{hostname=\""), h).append("\",source=\"acme\"} ")
-          .append(seconds(notAfter - nowMs)).append('\n');
+    List<String> hostnames = acme == null ? List.of() : capped(table.acmeHostnames());
+    List<String> meshcaHostnames = capped(table.meshcaHostnames());
+    if (acme != null || !meshcaHostnames.isEmpty()) {
+      family(sb, "mesh_ingress_certificate_expiry_seconds", "gauge",
+          "Seconds until the certificate served for a hostname expires (negative once it has), by hostname and source; a hostname without one is absent.");
+      expiries(sb, hostnames, acme == null ? Map.of() : acme.notAfters(), "acme", nowMs);
+      expiries(sb, meshcaHostnames, meshca.notAfters(), "meshca", nowMs);
     }
+    if (acme == null) return;
     Map<String, Long> failed = acme.failedOrders();
     family(sb, "mesh_ingress_acme_failures_total", "counter",
         "ACME orders that failed, by hostname (counted while the routes want a certificate for it).");
     for (String h : hostnames) {
       label(sb.append("mesh_ingress_acme_failures_total{hostname=\""), h).append("\"} ").append(failed.getOrDefault(h, 0L)).append('\n');
+    }
+  }
+
+  private static List<String> capped(List<String> hostnames) {
+    return hostnames.size() > ROUTES ? new ArrayList<>(hostnames.subList(0, ROUTES)) : hostnames;
+  }
+
+  private static void expiries(StringBuilder sb, List<String> hostnames, Map<String, Long> notAfters, String source, long nowMs) {
+    for (String h : hostnames) {
+      Long notAfter = notAfters.get(h);
+      if (notAfter == null) continue;
+      label(sb.append("mesh_ingress_certificate_expiry_seconds{hostname=\""), h).append("\",source=\"").append(source).append("\"} ")
+          .append(seconds(notAfter - nowMs)).append('\n');
     }
   }
 

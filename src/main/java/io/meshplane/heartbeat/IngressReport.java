@@ -10,8 +10,8 @@ import java.util.Map;
  * The {@code ingress_routes} block of a heartbeat (API.md §11, §19): the ingress routes version the
  * agent applied and its counters per route. Bounded: at most {@value #MAX_ROUTES} routes, ids of the
  * {@code ir_} shape, counters whole numbers &ge; 0, a version of at most 40 characters of digits and
- * '.', a certificate's {@code not_after} epoch seconds, an {@code acme_error} of at most
- * {@value #MAX_ACME_ERROR} characters without control characters. Keys this build does not know are ignored (a newer agent's counters), as elsewhere in the
+ * '.', a certificate's {@code not_after} epoch seconds, an {@code acme_error} (ACME) or
+ * {@code meshca_error} (MeshCA) of at most {@value #MAX_ACME_ERROR} characters without control characters. Keys this build does not know are ignored (a newer agent's counters), as elsewhere in the
  * heartbeat; what is kept is re-encoded from the checked values only, so the live entry never holds
  * more than the known fields of 64 routes.
  */
@@ -85,14 +85,8 @@ final class IngressReport {
     } else {
       f.error(at + ".not_after", "must be null or when the certificate served expires, as whole seconds since the Unix epoch");
     }
-    Object acmeError = in.getValue("acme_error");
-    if (acmeError == null) {
-      out.putNull("acme_error");
-    } else if (acmeError instanceof String s && !s.isBlank() && s.length() <= MAX_ACME_ERROR && s.chars().noneMatch(Character::isISOControl)) {
-      out.put("acme_error", s);
-    } else {
-      f.error(at + ".acme_error", "must be null or the last ACME failure as 1-" + MAX_ACME_ERROR + " characters without control characters");
-    }
+    certificateError(f, in, out, at, "acme_error", "ACME");
+    certificateError(f, in, out, at, "meshca_error", "MeshCA");
     JsonObject classes = new JsonObject();
     Object sc = in.getValue("status_classes");
     if (sc != null && !(sc instanceof JsonObject)) {
@@ -111,5 +105,17 @@ final class IngressReport {
       return 0;
     }
     return ((Number) v).longValue();
+  }
+
+  /** {@code key}: null, or the last failure to obtain the route's certificate from {@code source}, bounded and printable. */
+  private static void certificateError(Fields f, JsonObject in, JsonObject out, String at, String key, String source) {
+    Object error = in.getValue(key);
+    if (error == null) {
+      out.putNull(key);
+    } else if (error instanceof String s && !s.isBlank() && s.length() <= MAX_ACME_ERROR && s.chars().noneMatch(Character::isISOControl)) {
+      out.put(key, s);
+    } else {
+      f.error(at + "." + key, "must be null or the last " + source + " failure as 1-" + MAX_ACME_ERROR + " characters without control characters");
+    }
   }
 }

@@ -41,7 +41,7 @@ final class IngressGauges {
   static final List<String> SYNC = List.of("current", "behind", "offline");
 
   /** One sample's figures. */
-  record Figures(Map<String, Long> nodes, long behindSinceMs, long minNotAfterS, long acmeFailingRoutes) {}
+  record Figures(Map<String, Long> nodes, long behindSinceMs, long minNotAfterS, long acmeFailingRoutes, long meshcaFailingRoutes) {}
 
   private final Vertx vertx;
   private final HazelcastInstance hz;
@@ -51,6 +51,7 @@ final class IngressGauges {
   /** The earliest behind-since of a node behind now (epoch ms); -1: none behind. */
   private final AtomicLong behindSinceMs = new AtomicLong(-1);
   private final AtomicLong acmeFailing = new AtomicLong();
+  private final AtomicLong meshcaFailing = new AtomicLong();
   private final AtomicLong minNotAfterS = new AtomicLong(Long.MAX_VALUE);
   private final MultiGauge expiry;
   private boolean expiryShown;
@@ -84,6 +85,9 @@ final class IngressGauges {
     Gauge.builder("mesh.ingress.acme.failing.routes", acmeFailing, AtomicLong::doubleValue)
         .description("Routes whose last ACME attempt failed on an online ingress node (their acme_error); oldest replica only")
         .register(registry);
+    Gauge.builder("mesh.ingress.meshca.failing.routes", meshcaFailing, AtomicLong::doubleValue)
+        .description("Routes whose last MeshCA hostname-certificate request failed on an online ingress node (their meshca_error); oldest replica only")
+        .register(registry);
     this.expiry = MultiGauge.builder("mesh.ingress.certificate.expiry.seconds")
         .description("Seconds until the first ACME certificate served by an online ingress node expires; on the oldest replica, once one is reported")
         .register(registry);
@@ -102,7 +106,7 @@ final class IngressGauges {
     ticks.incrementAndGet();
     if (!oldest()) {
       if (!sampling) behindSince.clear();
-      show(new Figures(Map.of(), -1, Long.MAX_VALUE, 0));
+      show(new Figures(Map.of(), -1, Long.MAX_VALUE, 0, 0));
       return;
     }
     if (sampling) return; // the last sample still runs: this interval keeps its figures
@@ -135,6 +139,7 @@ final class IngressGauges {
     long earliest = -1;
     long minNotAfter = Long.MAX_VALUE;
     Set<String> failing = new HashSet<>();
+    Set<String> meshcaFailingIds = new HashSet<>();
     Set<String> seen = new HashSet<>(ids);
     behindSince.keySet().retainAll(seen);
     for (String id : ids) {
@@ -159,15 +164,17 @@ final class IngressGauges {
         if (!(e.getValue() instanceof JsonObject r)) continue;
         if (r.getValue("not_after") instanceof Number n) minNotAfter = Math.min(minNotAfter, n.longValue());
         if (r.getValue("acme_error") instanceof String) failing.add(e.getKey());
+        if (r.getValue("meshca_error") instanceof String) meshcaFailingIds.add(e.getKey());
       }
     }
-    return new Figures(count, earliest, minNotAfter, failing.size());
+    return new Figures(count, earliest, minNotAfter, failing.size(), meshcaFailingIds.size());
   }
 
   private void show(Figures f) {
     for (String s : SYNC) nodes.get(s).set(f.nodes().getOrDefault(s, 0L));
     behindSinceMs.set(f.behindSinceMs());
     acmeFailing.set(f.acmeFailingRoutes());
+    meshcaFailing.set(f.meshcaFailingRoutes());
     minNotAfterS.set(f.minNotAfterS());
     boolean any = f.minNotAfterS() != Long.MAX_VALUE;
     if (any != expiryShown) {

@@ -182,6 +182,18 @@ class IngressMeshcaTest {
         HttpResponse<Buffer> notNode = http.send(HttpMethod.POST, port, "/v1/meshca/hostname-certificates", admin,
             new JsonObject().put("csr", made.csr()).put("hostnames", new JsonArray().add(HOST)));
         assertEquals(403, notNode.statusCode(), notNode.bodyAsString());
+
+        // MeshCA revokes the certificate served: the edge asks for a new one as soon as its revocation list
+        // names it, not at the revoked one's renewal time
+        String current = renewed.getSerialNumber().toString(16);
+        String currentPadded = String.format("%32s", current).replace(' ', '0');
+        HttpResponse<Buffer> revoke = http.send(HttpMethod.POST, port, "/v1/meshca/certificates/" + currentPadded + "/revoke", admin,
+            new JsonObject().put("reason", "keyCompromise"));
+        assertEquals(200, revoke.statusCode(), revoke.bodyAsString());
+        X509Certificate replaced = Await.until("a new certificate after the revocation", 30_000,
+            () -> IngressAcmeTest.request(bundleOnly(bundle), tls, HOST).leaf(), c -> !c.getSerialNumber().toString(16).equals(current));
+        assertTrue(!replaced.getNotAfter().before(renewed.getNotAfter()), "replaced " + replaced.getNotBefore() + " - " + replaced.getNotAfter() + ", revoked " + renewed.getNotBefore() + " - " + renewed.getNotAfter());
+        assertEquals(currentPadded, edge.ingress().meshca().renewedForRevocation(), "asked again because of the revocation");
       } finally {
         edge.close();
       }

@@ -56,6 +56,7 @@ class IngressGaugesTest {
         .put("status_classes", new JsonObject().put("2xx", 1).put("3xx", 0).put("4xx", 0).put("5xx", 0));
     s.put("not_after", notAfter);
     s.put("acme_error", acmeError);
+    s.put("meshca_error", acmeError == null ? null : "MeshCA: " + acmeError);
     return s;
   }
 
@@ -96,6 +97,12 @@ class IngressGaugesTest {
           r.bodyAsString());
     }
 
+    JsonObject badMeshca = stats(null, null).put("meshca_error", "bell\u0007");
+    HttpResponse<Buffer> rm = beat(port, edge, new JsonObject().put("ingress_routes",
+        new JsonObject().put("version", version).put("routes", new JsonObject().put(id, badMeshca))));
+    assertEquals(400, rm.statusCode(), rm.bodyAsString());
+    assertEquals("ingress_routes.routes." + id + ".meshca_error", rm.bodyAsJsonObject().getJsonArray("errors").getJsonObject(0).getString("field"));
+
     // acknowledged, with a certificate expiring in 5 days and the last renewal failed
     long notAfter = System.currentTimeMillis() / 1000 + 5 * 86_400;
     JsonObject report = new JsonObject().put("version", version)
@@ -105,12 +112,14 @@ class IngressGaugesTest {
     JsonObject kept = http.get(port, "/v1/nodes/" + edge.id(), admin).bodyAsJsonObject().getJsonObject("ingress_stats").getJsonObject(id);
     assertEquals(notAfter, kept.getLong("not_after"));
     assertTrue(kept.getString("acme_error").contains("no answer on port 80"), kept.encode());
+    assertTrue(kept.getString("meshca_error").startsWith("MeshCA: "), kept.encode());
 
     Await.until("the oldest replica counts the edge node current", 40_000,
         () -> Metrics.value(http, port, "mesh_ingress_nodes{sync=\"current\"}"), v -> v == 1.0);
     assertEquals(0.0, Metrics.value(http, port, "mesh_ingress_nodes{sync=\"behind\"}"));
     assertEquals(0.0, Metrics.value(http, port, "mesh_ingress_config_lag_seconds"));
     assertEquals(1.0, Metrics.value(http, port, "mesh_ingress_acme_failing_routes"));
+    assertEquals(1.0, Metrics.value(http, port, "mesh_ingress_meshca_failing_routes"));
     double expiry = Metrics.value(http, port, "mesh_ingress_certificate_expiry_seconds");
     assertTrue(expiry > 5 * 86_400 - 120 && expiry <= 5 * 86_400, "expiry " + expiry);
 
