@@ -377,6 +377,7 @@ final class NodeWatch {
 
   private void answer(JsonObject a) {
     long aclBefore = session.aclVersion();
+    String routesBefore = session.edge() == null ? null : session.edge().routesVersion();
     int received;
     try {
       received = session.apply(a);
@@ -395,7 +396,9 @@ final class NodeWatch {
     }
     first = false;
     host.streamAnswer(this, a, kind, delay, aclBefore, received);
-    if (commands) host.beatNow(this);
+    // an ingress node that applied new routes says so at once (its ingress_sync turns current), not at its next heartbeat
+    boolean routesMoved = session.edge() != null && !java.util.Objects.equals(routesBefore, session.edge().routesVersion());
+    if (commands || routesMoved) host.beatNow(this);
     hint(a.getValue("coordinator"));
   }
 

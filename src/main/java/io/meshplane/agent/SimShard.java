@@ -92,6 +92,7 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
     if (sim.stopping() || nextToEnroll >= sessions.length) return;
     int slot = nextToEnroll++;
     sessions[slot] = new AgentSession(sim.nodeName(node(slot)), keys.generate(), keys, true, this, System.currentTimeMillis());
+    if (settings.ingressTag() != null && sim.nodeTags(node(slot)).contains(settings.ingressTag())) sessions[slot].useEdge(new SimEdge(stats));
     // the fleet starts spread over every --coordinator (node n on URL n mod count); failover and owner hints move it from there
     sessions[slot].pacing().useCoordinator(node(slot) % coordinators.size());
     if (!settings.certificates()) {

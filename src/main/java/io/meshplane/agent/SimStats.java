@@ -53,6 +53,9 @@ final class SimStats {
   final java.util.concurrent.atomic.LongAccumulator recoveryMaxMs = new java.util.concurrent.atomic.LongAccumulator(Math::max, -1);
   final LongAdder returnedPairsChecked = new LongAdder();
   final LongAdder returnedPairsFailed = new LongAdder();
+  /** With --ingress-tag: the simulated ingress nodes per routes version they applied, and when the latest apply was (epoch ms). */
+  private final Map<String, LongAdder> ingressVersions = new ConcurrentHashMap<>();
+  final java.util.concurrent.atomic.LongAccumulator ingressLastMs = new java.util.concurrent.atomic.LongAccumulator(Math::max, 0);
   private final Map<String, LongAdder> errors = new ConcurrentHashMap<>();
   private final Map<String, LongAdder> commandsByKind = new ConcurrentHashMap<>();
   private final AtomicLongArray latency = new AtomicLongArray(BUCKETS);
@@ -80,6 +83,22 @@ final class SimStats {
   static int bucket(long micros) {
     long us = Math.max(1, micros);
     return (int) Math.min(BUCKETS - 1, 1 + (long) (Math.log(us) / LOG_GROWTH));
+  }
+
+  /** A simulated ingress node moved from routes version {@code before} (null: none) to {@code now}. */
+  void ingressApplied(String before, String now, long atMs) {
+    if (before != null) ingressVersions.computeIfAbsent(before, k -> new LongAdder()).decrement();
+    ingressVersions.computeIfAbsent(now, k -> new LongAdder()).increment();
+    ingressLastMs.accumulate(atMs);
+    ingressVersions.values().removeIf(a -> a.sum() == 0); // the versions no node holds any more (a handful: one per route change)
+  }
+
+  /** With --ingress-tag, after {@code separator}: {@code ingress routes v7=40 v8=10 (latest applied at T ms)}; else nothing. */
+  String ingress(String separator) {
+    if (ingressVersions.isEmpty()) return "";
+    StringBuilder sb = new StringBuilder(separator).append("ingress routes");
+    new TreeMap<>(ingressVersions).forEach((v, n) -> sb.append(" v").append(v).append('=').append(n.sum()));
+    return sb.append(" (latest applied at ").append(ingressLastMs.get()).append(" ms)").toString();
   }
 
   void error(String kind) {
@@ -162,7 +181,7 @@ final class SimStats {
         ms(quantile(lat, 0.50)), ms(quantile(lat, 0.99)), ms(quantile(lat, 0.999)), ms(quantile(lat, 1.0)), steady(allEnrolled, end),
         errors(Map.of(), end.errors()), end.peers(),
         bytes(end.bytesIn()), bytes(end.bytesOut()), end.commands(), byKind.isEmpty() ? "" : " " + byKind,
-        cpuNanos / 1e9, cpuNanos / 1e9 / secs * 100, bytes(heap)) + streams(start, end, ", ") + certificates(", ");
+        cpuNanos / 1e9, cpuNanos / 1e9 / secs * 100, bytes(heap)) + streams(start, end, ", ") + certificates(", ") + ingress(", ");
   }
 
   /** The steady window's latency, from the moment every node had enrolled until the end. */

@@ -88,6 +88,12 @@ public final class SimulateCommand implements Callable<Integer> {
           + "one address has about 28,000 ephemeral ports")
   List<String> sourceAddresses = new ArrayList<>();
 
+  @Option(names = "--ingress-tag", paramLabel = "TAG",
+      description = "the nodes whose tags include TAG (with --spread-tags, those it lands on) act as ingress nodes: each applies the ingress "
+          + "routes version its answers carry and reports it as an agent's edge does (no listener, no proxy; a drain_ingress succeeds at once); "
+          + "the lines count the nodes per routes version and when the latest applied one")
+  String ingressTag;
+
   @Option(names = "--final-check", description = "after --duration: stop --policy-churn, let the fleet settle (until no node's versions "
       + "moved for 5 s, at most 60 s), stop the regular heartbeats, and have every enrolled node send one heartbeat with the versions it holds; "
       + "a node whose answer has a newer peers or acl version had missed a change. Prints a line with the nodes checked, behind (per kind, "
@@ -121,6 +127,7 @@ public final class SimulateCommand implements Callable<Integer> {
   public Integer call() {
     List<Coordinators.Target> targets = AgentCommand.targets(spec, coordinators);
     AgentCommand.checkTags(spec, tags);
+    if (ingressTag != null && !AgentSession.TAG.matcher(ingressTag).matches()) return refuse("--ingress-tag " + ingressTag + " is not a tag (tag:name)");
     if (!PREFIX.matcher(namePrefix).matches()) {
       throw new CommandLine.ParameterException(spec.commandLine(), "--name-prefix: '" + namePrefix + "' must be 1-48 of a-z, 0-9, '-' (starting with a letter or digit)");
     }
@@ -181,7 +188,7 @@ public final class SimulateCommand implements Callable<Integer> {
     }
     Simulator.Watch w = new Simulator.Watch(watch, watchHttp2, streamsPerConnection, sourceAddresses);
     return new Simulator(new Simulator.Settings(targets, enrollToken, nodes, every, length, namePrefix, tags, spreadTags, concurrency, churn,
-        policyToken, w, finalCheck, certificates, skewClocks, control), System.out).run();
+        policyToken, w, finalCheck, certificates, skewClocks, control, ingressTag), System.out).run();
   }
 
   /** Ephemeral ports of one source address (Linux's default range 32768-60999). */

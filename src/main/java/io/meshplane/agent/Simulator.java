@@ -50,10 +50,11 @@ final class Simulator {
    * @param certificates every node makes its own ECDSA P-256 key and gets a MeshCA certificate through its heartbeats ({@link AgentPki})
    * @param skewClocks each node's own certificate handling runs at its skewed clock ({@link SimPairs#skewMs}), not only the pair checks
    * @param control a file of commands appended while the run goes on ({@link SimControl}: part of the fleet offline, back); null: none
+   * @param ingressTag the nodes whose tags include it get a stand-in ingress edge ({@link SimEdge}); null: none
    */
   public record Settings(List<Coordinators.Target> coordinators, String enrollToken, int nodes, Duration interval, Duration duration,
       String namePrefix, List<String> tags, int spreadTags, int concurrency, Duration policyChurn, String policyToken, Watch watch,
-      boolean finalCheck, boolean certificates, boolean skewClocks, java.nio.file.Path control) {
+      boolean finalCheck, boolean certificates, boolean skewClocks, java.nio.file.Path control, String ingressTag) {
     public Settings {
       coordinators = List.copyOf(coordinators);
       tags = List.copyOf(tags);
@@ -235,7 +236,7 @@ final class Simulator {
         synchronized (out) {
           if (stopping) return; // the final summary is the last line
           SimStats.Snapshot now = stats.snapshot();
-          out.println(SimStats.period(previous[0], now, (now.nanos() - start.nanos()) / 1_000_000_000L, settings.nodes()) + stats.certificates(" | "));
+          out.println(SimStats.period(previous[0], now, (now.nanos() - start.nanos()) / 1_000_000_000L, settings.nodes()) + stats.certificates(" | ") + stats.ingress(" | "));
           out.flush();
           previous[0] = now;
         }

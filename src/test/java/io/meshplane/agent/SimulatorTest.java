@@ -203,6 +203,60 @@ class SimulatorTest {
     }
   }
 
+  /**
+   * {@code --ingress-tag}: the nodes carrying it act as ingress nodes. A route created for that tag
+   * reaches each of them over its watch stream well within the heartbeat interval, each reports the
+   * version, and the coordinator shows every one of them {@code current} in its {@code ingress_sync};
+   * the simulator's lines count the nodes on that version.
+   */
+  @Test
+  void ingressNodesApplyARouteChangeOverTheirStreamsAndReportIt() throws Exception {
+    Path out = dir.resolve("ingress.out");
+    Path err = dir.resolve("ingress.err");
+    String admin = Tokens.issue(replica, "sim", "lab", Surface.ADMIN).jwt();
+    int port = replica.coordinatorPort();
+    Process p = ChildJvm.launch(dir, Map.of(), err, out, "simulate", "--coordinator", "http://127.0.0.1:" + port,
+        "--enroll-token", enrollToken, "--nodes", "12", "--interval", "30s", "--duration", "15s", "--name-prefix", "ingsim", "--tags", "tag:ie0",
+        "--spread-tags", "4", "--ingress-tag", "tag:ie0", "--concurrency", "8", "--watch");
+    try (io.meshplane.testing.Http http = new io.meshplane.testing.Http()) {
+      // 12 nodes over tag:ie0..tag:ie3: nodes 0, 4 and 8 carry tag:ie0
+      JsonArray edges = io.meshplane.testing.Await.until("the three ingress nodes enrolled and heard from", 30_000,
+          () -> http.get(port, "/v1/nodes?tag=tag:ie0&name_prefix=ingsim&limit=50", admin).bodyAsJsonObject().getJsonArray("items"),
+          items -> items.size() == 3 && items.stream().allMatch(o -> ((JsonObject) o).getValue("heartbeat") instanceof String));
+      var web = http.send(io.vertx.core.http.HttpMethod.POST, port, "/v1/nodes", admin, new JsonObject().put("name", "ingsim-web")
+          .put("public_key", io.meshplane.testing.Nodes.key()).put("team", "sim").put("environment", "lab").put("tags", new JsonArray().add("tag:web")));
+      assertEquals(201, web.statusCode(), web.bodyAsString());
+      String webId = web.bodyAsJsonObject().getJsonObject("node").getString("id");
+      assertEquals(200, http.send(io.vertx.core.http.HttpMethod.PUT, port, "/v1/nodes/" + webId + "/services", admin,
+          new JsonObject().put("services", new JsonArray().add("web:8080"))).statusCode());
+      var acl = http.send(io.vertx.core.http.HttpMethod.PUT, port, "/v1/acl?team=sim&environment=lab", admin, new JsonObject().put("grants",
+          new JsonArray().add(new JsonObject().put("src", new JsonArray().add("tag:ie0")).put("dst", new JsonArray().add("tag:web"))
+              .put("ports", new JsonArray().add("tcp/8080")))));
+      assertEquals(200, acl.statusCode(), acl.bodyAsString());
+      long posted = System.currentTimeMillis();
+      var route = http.send(io.vertx.core.http.HttpMethod.POST, port, "/v1/ingress/routes", admin, new JsonObject().put("team", "sim")
+          .put("environment", "lab").put("hostname", "sim.example.com").put("target", new JsonObject().put("node", webId).put("service", "web"))
+          .put("exposure", "public").put("tls", "acme").put("ingress_tag", "tag:ie0"));
+      assertEquals(201, route.statusCode(), route.bodyAsString());
+      io.meshplane.testing.Await.until("every ingress node current", 25_000,
+          () -> http.get(port, "/v1/nodes?tag=tag:ie0&name_prefix=ingsim&limit=50", admin).bodyAsJsonObject().getJsonArray("items"),
+          items -> items.size() == 3 && items.stream().allMatch(o -> ((JsonObject) o).getValue("ingress_sync") instanceof JsonObject sync
+              && "current".equals(sync.getString("state"))));
+      long took = System.currentTimeMillis() - posted;
+      // the stream brings the routes and the node beats at once to acknowledge them: seconds, not the 30 s interval
+      assertTrue(took < 10_000, "over the streams, not at the next 30 s heartbeat: " + took + " ms");
+      String version = http.get(port, "/v1/nodes/" + ((JsonObject) edges.getValue(0)).getString("id"), admin).bodyAsJsonObject()
+          .getJsonObject("ingress_sync").getString("current");
+      assertTrue(p.waitFor(60, TimeUnit.SECONDS), "ends by itself");
+      String stdout = Files.readString(out);
+      assertEquals(0, p.exitValue(), stdout + Files.readString(err));
+      assertTrue(stdout.contains("ingress routes v" + version + "=3 (latest applied at "), stdout);
+      assertTrue(stdout.contains("errors: none"), stdout);
+    } finally {
+      p.destroyForcibly();
+    }
+  }
+
   @Test
   void aCoordinatorThatIsNotOnThisMachineIsRefusedWithExitCode2() throws Exception {
     Path out = dir.resolve("remote.out");
