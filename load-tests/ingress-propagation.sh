@@ -30,7 +30,7 @@ api -X PUT -d '{"services":["web:8080"]}' "$BASE/v1/nodes/$WEB/services" >/dev/n
 api -X PUT -H 'If-Match: 0' -d '{"grants":[{"src":["tag:edge0"],"dst":["tag:web"],"ports":["tcp/8080"]}]}' "$BASE/v1/acl?team=shop&environment=prod" >/dev/null
 
 WATCH_FLAGS=(); [[ "$WATCH" == 1 ]] && WATCH_FLAGS=(--watch)
-RUN_S=$(( 120 + CHANGES * (INTERVAL_S + 15) ))
+RUN_S=$(( 120 + CHANGES * (2 * INTERVAL_S + 15) ))
 java -Xmx1g -jar "$JAR" simulate --coordinator "$BASE" --enroll-token "$ENROLL" --nodes "$NODES" --interval "${INTERVAL_S}s" \
   --duration "${RUN_S}s" --name-prefix prop --tags tag:edge0 --spread-tags "$SPREAD" --ingress-tag tag:edge0 --concurrency 32 \
   "${WATCH_FLAGS[@]}" >"$WORK/sim.out" 2>"$WORK/sim.err" &

@@ -103,6 +103,8 @@ final class AgentSession {
 
   /** The ingress edge; null: none (no --ingress-listen, a simulated node). */
   private Edge edge;
+  /** {@link #takeRoutesToReport()}. */
+  private boolean routesToReport;
 
   /** null before the first command (or a restored ledger). */
   private CommandRunner commands;
@@ -237,7 +239,11 @@ final class AgentSession {
     if (commands == null && given instanceof JsonArray list && !list.isEmpty()) commands = new CommandRunner(new CommandLedger());
     if (commands != null) commands.apply(given, this);
     // heartbeat and stream answers alike: the routes, and whether the ingress listener is to be drained
-    if (edge != null) edge.apply(a.getValue("ingress_routes"), a.getValue("ingress"), !assignments.drainedJson().isEmpty());
+    if (edge != null) {
+      String routesBefore = edge.routesVersion();
+      edge.apply(a.getValue("ingress_routes"), a.getValue("ingress"), !assignments.drainedJson().isEmpty());
+      if (!java.util.Objects.equals(routesBefore, edge.routesVersion())) routesToReport = true;
+    }
     return received;
   }
 
@@ -352,6 +358,17 @@ final class AgentSession {
   }
 
   /** The agent runs an ingress edge ({@code --ingress-listen}): drains wait for it, heartbeats carry its report. */
+  /**
+   * Whether the edge applied a new routes version since the last call: the caller beats at once (not at
+   * the interval) so that the coordinator sees the node acknowledge it ({@code ingress_sync}) within a
+   * round trip of the change reaching it.
+   */
+  boolean takeRoutesToReport() {
+    boolean r = routesToReport;
+    routesToReport = false;
+    return r;
+  }
+
   void useEdge(Edge e) {
     this.edge = e;
   }

@@ -297,6 +297,8 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
       LOG.info("{} heartbeats accepted again by {}: back-off ends after {} failed rounds", tag(), url, failuresBefore);
     }
     long wait = session.afterSuccess(settings.backoff(), 0);
+    // new ingress routes applied from this answer: the next heartbeat reports them now, not an interval later
+    if (session.takeRoutesToReport()) wait = 0;
     if (beatAgain) {
       // a command arrived on the stream while this heartbeat was on its way: its result goes now
       beatAgain = false;

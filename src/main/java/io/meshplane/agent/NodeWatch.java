@@ -377,7 +377,6 @@ final class NodeWatch {
 
   private void answer(JsonObject a) {
     long aclBefore = session.aclVersion();
-    String routesBefore = session.edge() == null ? null : session.edge().routesVersion();
     int received;
     try {
       received = session.apply(a);
@@ -397,8 +396,7 @@ final class NodeWatch {
     first = false;
     host.streamAnswer(this, a, kind, delay, aclBefore, received);
     // an ingress node that applied new routes says so at once (its ingress_sync turns current), not at its next heartbeat
-    boolean routesMoved = session.edge() != null && !java.util.Objects.equals(routesBefore, session.edge().routesVersion());
-    if (commands || routesMoved) host.beatNow(this);
+    if (session.takeRoutesToReport() | commands) host.beatNow(this);
     hint(a.getValue("coordinator"));
   }
 

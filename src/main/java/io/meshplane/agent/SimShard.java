@@ -277,6 +277,7 @@ final class SimShard extends VerticleBase implements AgentSession.Events, NodeWa
         }
         s.takeDirty(); // nothing is persisted in a simulation
         wait = s.afterSuccess(backoff, intervalMs);
+        if (s.takeRoutesToReport()) wait = 0; // a stand-in ingress node acknowledges new routes at once, as the agent does
         checkReturned(slot);
         if (presence[slot] == SimPairs.OFFLINE) {
           // went offline while this heartbeat was on its way: nothing more from it

@@ -216,11 +216,12 @@ class SimulatorTest {
     String admin = Tokens.issue(replica, "sim", "lab", Surface.ADMIN).jwt();
     int port = replica.coordinatorPort();
     Process p = ChildJvm.launch(dir, Map.of(), err, out, "simulate", "--coordinator", "http://127.0.0.1:" + port,
-        "--enroll-token", enrollToken, "--nodes", "12", "--interval", "30s", "--duration", "15s", "--name-prefix", "ingsim", "--tags", "tag:ie0",
+        "--enroll-token", enrollToken, "--nodes", "12", "--interval", "20s", "--duration", "35s", "--name-prefix", "ingsim", "--tags", "tag:ie0",
         "--spread-tags", "4", "--ingress-tag", "tag:ie0", "--concurrency", "8", "--watch");
     try (io.meshplane.testing.Http http = new io.meshplane.testing.Http()) {
       // 12 nodes over tag:ie0..tag:ie3: nodes 0, 4 and 8 carry tag:ie0
-      JsonArray edges = io.meshplane.testing.Await.until("the three ingress nodes enrolled and heard from", 30_000,
+      // a simulated node's first heartbeat comes at a random moment of its first interval: wait for all three
+      JsonArray edges = io.meshplane.testing.Await.until("the three ingress nodes enrolled and heard from", 45_000,
           () -> http.get(port, "/v1/nodes?tag=tag:ie0&name_prefix=ingsim&limit=50", admin).bodyAsJsonObject().getJsonArray("items"),
           items -> items.size() == 3 && items.stream().allMatch(o -> ((JsonObject) o).getValue("heartbeat") instanceof String));
       var web = http.send(io.vertx.core.http.HttpMethod.POST, port, "/v1/nodes", admin, new JsonObject().put("name", "ingsim-web")
@@ -243,8 +244,8 @@ class SimulatorTest {
           items -> items.size() == 3 && items.stream().allMatch(o -> ((JsonObject) o).getValue("ingress_sync") instanceof JsonObject sync
               && "current".equals(sync.getString("state"))));
       long took = System.currentTimeMillis() - posted;
-      // the stream brings the routes and the node beats at once to acknowledge them: seconds, not the 30 s interval
-      assertTrue(took < 10_000, "over the streams, not at the next 30 s heartbeat: " + took + " ms");
+      // the stream brings the routes and the node beats at once to acknowledge them: seconds, not the 20 s interval
+      assertTrue(took < 8_000, "over the streams, not at the next 20 s heartbeat: " + took + " ms");
       String version = http.get(port, "/v1/nodes/" + ((JsonObject) edges.getValue(0)).getString("id"), admin).bodyAsJsonObject()
           .getJsonObject("ingress_sync").getString("current");
       assertTrue(p.waitFor(60, TimeUnit.SECONDS), "ends by itself");
