@@ -80,7 +80,7 @@ final class WafPolicy {
     return errors.size() == before ? new WafRule(id, expression, action, exclusions) : null;
   }
 
-  private static WafRule.Action action(String at, String name, Object o, List<Refusal.FieldError> errors) {
+  static WafRule.Action action(String at, String name, Object o, List<Refusal.FieldError> errors) {
     if (!(o instanceof Map<?, ?> m) || !(m.get("type") instanceof String type)) {
       errors.add(new Refusal.FieldError(at, name + "an action is an object with a type: deny, log, allow or rate_limit"));
       return null;
