@@ -33,7 +33,7 @@ class TableOwnershipTest {
       Map.entry("meshca_authorities", "meshca"), Map.entry("meshca_certificates", "meshca"), Map.entry("meshca_rotations", "meshca"), Map.entry("meshca_intermediate_requests", "meshca"),
       Map.entry("operations", "ops"), Map.entry("ingress_hostnames", "ops"),
       Map.entry("acl_policies", "policy"),
-      Map.entry("ingress_routes", "ingress"), Map.entry("ingress_versions", "ingress"),
+      Map.entry("ingress_routes", "ingress"), Map.entry("waf_policies", "wafpolicy"), Map.entry("ingress_versions", "ingress"),
       Map.entry("tokens", "auth"),
       Map.entry("audit_events", "audit"),
       Map.entry("users", "panel"),

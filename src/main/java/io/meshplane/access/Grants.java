@@ -7,6 +7,8 @@ import static io.meshplane.access.Permission.EVENTS_READ;
 import static io.meshplane.access.Permission.HEARTBEAT;
 import static io.meshplane.access.Permission.INGRESS_READ;
 import static io.meshplane.access.Permission.INGRESS_WRITE;
+import static io.meshplane.access.Permission.WAF_READ;
+import static io.meshplane.access.Permission.WAF_WRITE;
 import static io.meshplane.access.Permission.MESHCA_MANAGE;
 import static io.meshplane.access.Permission.MESHCA_READ;
 import static io.meshplane.access.Permission.MESHCA_REVOKE;
@@ -39,10 +41,11 @@ public final class Grants {
   }
 
   private static final Set<Permission> ADMIN_SURFACE = EnumSet.of(TOKENS_READ, TOKENS_WRITE, NODES_READ, NODES_ENROLL, NODES_OPERATE,
-      NODES_SERVICES, ACL_READ, ACL_WRITE, INGRESS_READ, INGRESS_WRITE, AUDIT_READ, EVENTS_READ, MESHCA_READ, MESHCA_REVOKE, MESHCA_MANAGE);
+      NODES_SERVICES, ACL_READ, ACL_WRITE, INGRESS_READ, INGRESS_WRITE, WAF_READ, WAF_WRITE, AUDIT_READ, EVENTS_READ, MESHCA_READ, MESHCA_REVOKE,
+      MESHCA_MANAGE);
   private static final Set<Permission> OPERATOR_SURFACE = EnumSet.of(NODES_READ, NODES_ENROLL, NODES_OPERATE, NODES_SERVICES,
-      ACL_READ, ACL_WRITE, INGRESS_READ, INGRESS_WRITE, AUDIT_READ, EVENTS_READ, MESHCA_READ, MESHCA_REVOKE);
-  private static final Set<Permission> MONITORING_SURFACE = EnumSet.of(NODES_READ, ACL_READ, INGRESS_READ, AUDIT_READ, EVENTS_READ,
+      ACL_READ, ACL_WRITE, INGRESS_READ, INGRESS_WRITE, WAF_READ, WAF_WRITE, AUDIT_READ, EVENTS_READ, MESHCA_READ, MESHCA_REVOKE);
+  private static final Set<Permission> MONITORING_SURFACE = EnumSet.of(NODES_READ, ACL_READ, INGRESS_READ, WAF_READ, AUDIT_READ, EVENTS_READ,
       MESHCA_READ);
   /** Every surface a token can be created with (agent tokens come from enrollment only). */
   private static final Set<Surface> ALL_MINTABLE = EnumSet.of(Surface.ADMIN, Surface.OPERATOR, Surface.ENROLLMENT, Surface.PIPELINE,

@@ -17,6 +17,10 @@ public enum Permission {
   INGRESS_READ("ingress:read"),
   /** Ingress routes: creating, replacing and deleting them. */
   INGRESS_WRITE("ingress:write"),
+  /** Traffic policies (the WAF's, API.md §20): reading them, their history and previews. */
+  WAF_READ("waf:read"),
+  /** Traffic policies: storing a new version and rolling back. */
+  WAF_WRITE("waf:write"),
   AUDIT_READ("audit:read"),
   EVENTS_READ("events:read"),
   HEARTBEAT("heartbeat"),

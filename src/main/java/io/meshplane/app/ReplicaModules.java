@@ -37,6 +37,7 @@ final class ReplicaModules {
   final PanelModule panel;
   final BulkModule bulk;
   final io.meshplane.meshca.MeshcaModule meshca;
+  final io.meshplane.wafpolicy.WafPolicyModule waf;
   /** Owner affinity (the heartbeat feature's): heartbeat answers carry it, and the watch stream's answers are to. */
   final io.meshplane.node.OwnerHint ownerHint;
   /**
@@ -70,6 +71,8 @@ final class ReplicaModules {
     // MeshCA follows the change log (its revocation list) and records in the audit trail
     meshca = new io.meshplane.meshca.MeshcaModule(vertx, hz, p, reads, changes, audit.log(), cursors, observability.mesh().registry(),
         config.meshca(), () -> heartbeat.liveNodes());
+    // traffic policies: versioned documents checked by the WAF's own compiler and tests, on a pool of their own
+    waf = new io.meshplane.wafpolicy.WafPolicyModule(vertx, p, audit.log(), cursors, observability.mesh().registry());
     heartbeat = new HeartbeatModule(vertx, hz, p, reads, changes, policy, ops, meshca.nodePki(), ingress, observability.mesh(), cursors,
         new HeartbeatModule.Settings(
         config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog(), config.pendingTtl()));
@@ -99,6 +102,6 @@ final class ReplicaModules {
         () -> (long) heartbeats.count(),
         () -> new long[] {ops.outcomes().succeeded(), ops.outcomes().failed(), ops.outcomes().expired()},
         intervalSeconds));
-    all = List.of(changes, policy, ops, ingress, meshca, heartbeat, watch, auth, nodes, bulk, audit, panel);
+    all = List.of(changes, policy, ops, ingress, meshca, waf, heartbeat, watch, auth, nodes, bulk, audit, panel);
   }
 }

@@ -86,6 +86,12 @@ class PermissionMatrixTest {
     EXPECTED.put("POST /v1/ingress/routes", Permission.INGRESS_WRITE);
     EXPECTED.put("PUT /v1/ingress/routes/{id}", Permission.INGRESS_WRITE);
     EXPECTED.put("DELETE /v1/ingress/routes/{id}", Permission.INGRESS_WRITE);
+    EXPECTED.put("GET /v1/waf", Permission.WAF_READ);
+    EXPECTED.put("PUT /v1/waf", Permission.WAF_WRITE);
+    EXPECTED.put("GET /v1/waf/versions", Permission.WAF_READ);
+    EXPECTED.put("GET /v1/waf/versions/{version}", Permission.WAF_READ);
+    EXPECTED.put("POST /v1/waf/versions/{version}/restore", Permission.WAF_WRITE);
+    EXPECTED.put("POST /v1/waf/preview", Permission.WAF_READ);
     EXPECTED.put("GET /v1/meshca/bundle", Permission.MESHCA_READ);
     EXPECTED.put("GET /v1/meshca/crl", Permission.MESHCA_READ);
     EXPECTED.put("GET /v1/meshca/certificates", Permission.MESHCA_READ);
@@ -141,12 +147,13 @@ class PermissionMatrixTest {
   void theGrantsTableIsExactlySpecSections3And7() {
     Map<Surface, Set<String>> spec = new EnumMap<>(Surface.class);
     spec.put(Surface.ADMIN, Set.of("tokens:read", "tokens:write", "nodes:read", "nodes:enroll", "nodes:operate", "nodes:services",
-        "acl:read", "acl:write", "ingress:read", "ingress:write", "audit:read", "events:read", "meshca:read", "meshca:revoke", "meshca:manage"));
+        "acl:read", "acl:write", "ingress:read", "ingress:write", "waf:read", "waf:write", "audit:read", "events:read", "meshca:read", "meshca:revoke",
+        "meshca:manage"));
     spec.put(Surface.OPERATOR, Set.of("nodes:read", "nodes:enroll", "nodes:operate", "nodes:services", "acl:read", "acl:write",
-        "ingress:read", "ingress:write", "audit:read", "events:read", "meshca:read", "meshca:revoke"));
+        "ingress:read", "ingress:write", "waf:read", "waf:write", "audit:read", "events:read", "meshca:read", "meshca:revoke"));
     spec.put(Surface.ENROLLMENT, Set.of("nodes:enroll"));
     spec.put(Surface.PIPELINE, Set.of("nodes:read", "nodes:services"));
-    spec.put(Surface.MONITORING, Set.of("nodes:read", "acl:read", "ingress:read", "audit:read", "events:read", "meshca:read"));
+    spec.put(Surface.MONITORING, Set.of("nodes:read", "acl:read", "ingress:read", "waf:read", "audit:read", "events:read", "meshca:read"));
     spec.put(Surface.AGENT, Set.of("heartbeat"));
     for (Surface s : Surface.values()) {
       assertEquals(new TreeSet<>(spec.get(s)), new TreeSet<>(Grants.of(s).permissionNames()), s.wire);
