@@ -113,18 +113,6 @@ final class HostileReplica {
     String relay = http.get(port, nodePath, admin).bodyAsJsonObject().getString("relay");
     String otherRelay = "fra1".equals(relay) ? "ams1" : "fra1";
     expect(200, http.send(HttpMethod.POST, port, "/v1/acl/preview?" + scope, admin, preview(policy)));
-    // traffic policies: two versions, the second the current one
-    JsonObject waf = new JsonObject()
-        .put("mode", "enforce")
-        .put("rules", new JsonArray().add(new JsonObject().put("id", "no-admin").put("expression", "request.path.startsWith('/admin')")
-            .put("action", new JsonObject().put("type", "deny").put("status", 403))))
-        .put("tests", new JsonArray().add(new JsonObject().put("name", "admin is internal").put("expect", "deny")
-            .put("request", new JsonObject().put("target", "/admin"))));
-    expect(200, http.send(HttpMethod.PUT, port, "/v1/waf?" + scope, admin, waf));
-    expect(200, http.send(HttpMethod.PUT, port, "/v1/waf?" + scope, admin, waf.copy().put("mode", "shadow")));
-    String wafCursor = http.get(port, "/v1/waf/versions?limit=1&" + scope, admin).bodyAsJsonObject().getString("next_cursor");
-    assertNotNull(wafCursor);
-    JsonObject wafPreview = new JsonObject().put("policy", waf).put("samples", new JsonArray().add(new JsonObject().put("target", "/x?q=1")));
 
     // the panel: an admin signed in (cookie + CSRF token) and a second user to change
     PanelSession.user(app, "root", "admin", "*", "*");
@@ -274,18 +262,6 @@ final class HostileReplica {
     // restore takes no body; one sent must still be one JSON object (version 1 is not the current one: a restore would store version 3)
     BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/acl/versions/{version}/restore", "/v1/acl/versions/1/restore", scope, bearer,
         new JsonObject().put("note", "hostile"), List.of(Field.ignored("note"))));
-    List<Field> wafFields = List.of(new Field("mode", Kind.STRING, true, true), new Field("rules", Kind.ARRAY, true, false),
-        new Field("rules[0].id", Kind.STRING, true, true), new Field("rules[0].expression", Kind.STRING, true, true),
-        new Field("rules[0].action", Kind.OBJECT, true, false), new Field("tests", Kind.ARRAY, true, false),
-        new Field("tests[0].name", Kind.STRING, true, true), new Field("tests[0].expect", Kind.STRING, true, true),
-        new Field("tests[0].request", Kind.OBJECT, true, false), new Field("tests[0].request.target", Kind.STRING, true, true));
-    BODY_ROUTES.add(new BodyRoute(HttpMethod.PUT, "/v1/waf", "/v1/waf", scope, bearer, waf, wafFields));
-    List<Field> wafPreviewFields = new ArrayList<>(List.of(new Field("policy", Kind.OBJECT, true, false),
-        new Field("samples", Kind.ARRAY, true, false), new Field("samples[0].target", Kind.STRING, true, true)));
-    for (Field f : wafFields) wafPreviewFields.add(new Field("policy." + f.path(), f.kind(), f.refusesNull(), f.refusesControl()));
-    BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/waf/preview", "/v1/waf/preview", scope, bearer, wafPreview, wafPreviewFields));
-    BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/waf/versions/{version}/restore", "/v1/waf/versions/1/restore", scope, bearer,
-        new JsonObject().put("note", "hostile"), List.of(Field.ignored("note"))));
     List<Field> impactFields = new ArrayList<>(List.of(Field.pointer("policy", Kind.OBJECT, true, false)));
     for (Field f : policyFields) impactFields.add(Field.pointer("policy." + f.path(), f.kind(), f.refusesNull(), f.refusesControl()));
     BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/acl/impact", "/v1/acl/impact", scope, bearer, new JsonObject().put("policy", policy),
@@ -334,14 +310,6 @@ final class HostileReplica {
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.POST, "/v1/acl/preview", "/v1/acl/preview", bearer, scopeParams, null, preview(policy)));
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.POST, "/v1/acl/impact", "/v1/acl/impact", bearer, scopeParams, null,
         new JsonObject().put("policy", policy)));
-    QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/waf", "/v1/waf", bearer, scopeParams, null, null));
-    QUERY_ROUTES.add(new QueryRoute(HttpMethod.PUT, "/v1/waf", "/v1/waf", bearer, scopeParams, null, waf));
-    QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/waf/versions", "/v1/waf/versions", bearer,
-        Map.of("team", "web", "environment", "prod", "limit", "1", "cursor", wafCursor), "waf-versions:web/prod", null));
-    QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/waf/versions/{version}", "/v1/waf/versions/1", bearer, scopeParams, null, null));
-    QUERY_ROUTES.add(new QueryRoute(HttpMethod.POST, "/v1/waf/versions/{version}/restore", "/v1/waf/versions/1/restore", bearer,
-        scopeParams, null, null));
-    QUERY_ROUTES.add(new QueryRoute(HttpMethod.POST, "/v1/waf/preview", "/v1/waf/preview", bearer, scopeParams, null, wafPreview));
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/nodes/{id}/operations", nodePath + "/operations", bearer,
         Map.of("status", "pending", "limit", "1", "cursor", opsCursor), "operations:" + node.id(), null));
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/operations", "/v1/operations", bearer, Map.of("limit", "5", "kind", "rekey,move_relay",
@@ -372,9 +340,7 @@ final class HostileReplica {
     idRoute(HttpMethod.GET, "/v1/acl/versions/{version}", "version", "/v1/acl/versions/{hostile}?" + scope, bearer, notFound);
     idRoute(HttpMethod.POST, "/v1/acl/versions/{version}/restore", "version", "/v1/acl/versions/{hostile}/restore?" + scope, bearer,
         notFound);
-    idRoute(HttpMethod.GET, "/v1/waf/versions/{version}", "version", "/v1/waf/versions/{hostile}?" + scope, bearer, notFound);
-    idRoute(HttpMethod.POST, "/v1/waf/versions/{version}/restore", "version", "/v1/waf/versions/{hostile}/restore?" + scope, bearer,
-        notFound);
+    HostileWafRoutes.add(http, port, admin, scope, bearer);
     idRoute(HttpMethod.GET, "/v1/meshca/certificates/{serial}", "serial", "/v1/meshca/certificates/{hostile}", bearer, notFound);
     idRoute(HttpMethod.POST, "/v1/meshca/certificates/{serial}/revoke", "serial", "/v1/meshca/certificates/{hostile}/revoke", bearer,
         notFound);
@@ -476,7 +442,7 @@ final class HostileReplica {
   /**
    * What a refused request must leave alone: tokens, nodes, the non-denial audit events, the ACL
    * policies (each team/environment's current version, and every version's content), the operations,
-   * the panel's users, and the node's live entry. One round trip on one connection.
+   * the panel's users, the ingress routes, the traffic policies, and the node's live entry. One round trip on one connection.
    */
   static String snapshot() throws Exception {
     String query = "SELECT 'tokens ' || (SELECT md5(coalesce(string_agg(concat_ws(',', id, name, team, environment, surface, node_id, "
@@ -493,7 +459,9 @@ final class HostileReplica {
         + "password_hash, role, team, environment, disabled, updated_at, last_login_at), '|' ORDER BY id), '')) FROM users)"
         + " || '; ingress ' || (SELECT md5(coalesce(string_agg(concat_ws(',', id, team, environment, position, hostname, path_prefix, "
         + "target_node, target_service, exposure, tls, ingress_tag, updated_at), '|' ORDER BY id), '')) FROM ingress_routes)"
-        + " || ' ' || (SELECT coalesce(string_agg(team || '/' || environment || ' v' || version, ', '), 'none') FROM ingress_versions)";
+        + " || ' ' || (SELECT coalesce(string_agg(team || '/' || environment || ' v' || version, ', '), 'none') FROM ingress_versions)"
+        + " || '; waf ' || (SELECT md5(coalesce(string_agg(concat_ws(',', team, environment, version, document, mode, restored_from), '|' "
+        + "ORDER BY team, environment, version), '')) FROM waf_policies)";
     StringBuilder sb = new StringBuilder();
     try (Statement st = sql.createStatement(); ResultSet rs = st.executeQuery(query)) {
       rs.next();
