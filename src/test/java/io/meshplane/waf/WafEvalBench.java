@@ -11,7 +11,7 @@ import java.util.List;
  * every rule evaluated, as the edge will): wall-clock p50/p99/max in microseconds, and thread CPU time
  * per request. One thread, after a warm-up.
  *
- * <p>Run: {@code mvn -q package -DskipTests && mvn -q test-compile && java -Xmx512m -cp
+ * <p>Run (see load-tests/RESULTS.md for the classpath; {@code -Dmeshplane.waf.prefilter=false} turns the literal prefilter off): {@code mvn -q package -DskipTests && mvn -q test-compile && java -Xmx512m -cp
  * target/meshplane.jar:target/test-classes io.meshplane.waf.WafEvalBench}
  */
 public final class WafEvalBench {
