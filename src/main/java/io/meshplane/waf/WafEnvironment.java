@@ -106,21 +106,26 @@ final class WafEnvironment {
   }
 
   /** A runtime whose {@code matches} and {@code ip_in} read the patterns and blocks a policy compiled. */
-  static CelRuntime runtime(Map<String, Pattern> patterns, Map<String, Cidr> blocks) {
+  static CelRuntime runtime(Map<String, Pattern> compiled, Map<String, Cidr> blocks) {
+    Map<String, RegexPrefilter> patterns = new java.util.HashMap<>();
+    compiled.forEach((re, p) -> patterns.put(re, PREFILTER_ON ? RegexPrefilter.of(p) : RegexPrefilter.none(p)));
     return CelRuntimeFactory.standardCelRuntimeBuilder()
         .setOptions(OPTIONS)
         .setStandardEnvironmentEnabled(false)
         .setStandardFunctions(STANDARD_BUT_MATCHES)
         .addFunctionBindings(
-            CelFunctionBinding.from("matches", String.class, String.class, (s, re) -> pattern(patterns, re).matcher(s).find()),
-            CelFunctionBinding.from("matches_string", String.class, String.class, (s, re) -> pattern(patterns, re).matcher(s).find()),
+            CelFunctionBinding.from("matches", String.class, String.class, (s, re) -> pattern(patterns, re).find(s, RegexPrefilter.Subject.folded(s))),
+            CelFunctionBinding.from("matches_string", String.class, String.class, (s, re) -> pattern(patterns, re).find(s, RegexPrefilter.Subject.folded(s))),
             CelFunctionBinding.from("string_lower", String.class, s -> s.toLowerCase(java.util.Locale.ROOT)),
             CelFunctionBinding.from("ip_in_string_string", String.class, String.class, (ip, cidr) -> block(blocks, cidr).contains(ip)))
         .build();
   }
 
-  private static Pattern pattern(Map<String, Pattern> patterns, String re) throws CelEvaluationException {
-    Pattern p = patterns.get(re);
+  /** Off only in RegexPrefilterTest's comparison (system property meshplane.waf.prefilter=false). */
+  static boolean PREFILTER_ON = !"false".equals(System.getProperty("meshplane.waf.prefilter"));
+
+  private static RegexPrefilter pattern(Map<String, RegexPrefilter> patterns, String re) throws CelEvaluationException {
+    RegexPrefilter p = patterns.get(re);
     if (p == null) throw new IllegalStateException("pattern not compiled with the policy"); // the compiler refuses non-literals
     return p;
   }

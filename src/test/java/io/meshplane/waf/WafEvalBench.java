@@ -11,7 +11,7 @@ import java.util.List;
  * every rule evaluated, as the edge will): wall-clock p50/p99/max in microseconds, and thread CPU time
  * per request. One thread, after a warm-up.
  *
- * <p>Run: {@code mvn -q package -DskipTests && mvn -q test-compile && java -Xmx512m -cp
+ * <p>Run (see load-tests/RESULTS.md for the classpath; {@code -Dmeshplane.waf.prefilter=false} turns the literal prefilter off): {@code mvn -q package -DskipTests && mvn -q test-compile && java -Xmx512m -cp
  * target/meshplane.jar:target/test-classes io.meshplane.waf.WafEvalBench}
  */
 public final class WafEvalBench {
@@ -20,8 +20,16 @@ public final class WafEvalBench {
   public static void main(String[] args) {
     List<Corpus.Sample> attacks = Corpus.load("attacks.jsonl");
     List<Corpus.Sample> benign = Corpus.load("benign.jsonl");
+    boolean prefilter = !"false".equals(System.getProperty("meshplane.waf.prefilter"));
+    System.out.println("literal prefilter " + (prefilter ? "on" : "off (-Dmeshplane.waf.prefilter=false)"));
     for (int level = 1; level <= 2; level++) {
       WafProgram p = WafCompiler.compile(ManagedRules.select(ManagedRules.Overrides.paranoia(level)));
+      for (List<Corpus.Sample> c : List.of(benign, attacks)) {
+        long r0 = RegexPrefilter.Subject.runs.get()[0];
+        run(p, c);
+        System.out.printf("paranoia %d, %s corpus: %.2f regex automaton runs per request%n", level, c == benign ? "benign" : "attack",
+            (RegexPrefilter.Subject.runs.get()[0] - r0) / (double) c.size());
+      }
       for (int warm = 0; warm < 30; warm++) {
         run(p, attacks);
         run(p, benign);
