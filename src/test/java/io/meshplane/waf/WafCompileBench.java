@@ -21,7 +21,7 @@ public final class WafCompileBench {
     String managed = "{\"managed\": {\"paranoia\": 2}, \"tests\": [{\"name\": \"t\", \"expect\": \"deny\", \"request\": {\"target\": \"/?q=%3Cscript%3E\"}}]}";
     StringBuilder routes = new StringBuilder("{\"managed\": {\"paranoia\": 1}, \"routes\": {");
     for (int i = 0; i < WafDocument.MAX_ROUTES; i++) {
-      routes.append(i == 0 ? "" : ",").append("\"ir_01m8jbcb7keyc0xhjsdgc6c").append((char) ('a' + i % 26)).append((char) ('a' + i / 26))
+      routes.append(i == 0 ? "" : ",").append("\"ir_01m8jbcb7keyc0xhjsdgc6ch").append((char) ('a' + i % 26)).append((char) ('a' + i / 26))
           .append("\": {\"paranoia\": 2, \"disable\": [\"mp-xss-001\"]}");
     }
     routes.append("}}");
