@@ -1,5 +1,8 @@
 package io.meshplane.http;
 
+import io.meshplane.access.Boundary;
+import io.meshplane.access.Caller;
+import io.meshplane.common.Fields;
 import io.meshplane.common.Refusal;
 import io.vertx.ext.web.RoutingContext;
 
@@ -62,5 +65,37 @@ public final class Params {
     String id = ctx.pathParam("id");
     if (!io.meshplane.common.Ids.looksLike(prefix, id)) throw io.meshplane.common.Refusal.notFound("no " + what + " " + id);
     return id;
+  }
+
+  /**
+   * {@code ?team=&environment=} of a per-team document (the ACL policy, the traffic policy): each the
+   * caller's own where that is a single value, required (400 naming it) where the credential covers
+   * every one. Returns {team, environment}.
+   */
+  public static String[] teamAndEnvironment(RoutingContext ctx, Caller caller) {
+    Fields f = new Fields();
+    String team = scopePart(f, ctx, "team", caller.team());
+    String env = scopePart(f, ctx, "environment", caller.environment());
+    f.check();
+    return new String[] {team, env};
+  }
+
+  private static String scopePart(Fields f, RoutingContext ctx, String key, String callers) {
+    String v = ctx.request().getParam(key);
+    if (v == null) {
+      if (Boundary.ALL.equals(callers)) f.error(key, "is required when your credential covers every " + key);
+      return callers;
+    }
+    if (!Fields.isSlug(v)) f.error(key, "must be lower-case letters, digits and '-'");
+    return v;
+  }
+
+  /** The stored version in the path ({@code {version}}): ASCII digits, at most 18; anything else is 404 ("no {@code what} version …"). */
+  public static long versionPath(RoutingContext ctx, String what) {
+    String v = ctx.pathParam("version");
+    if (v == null || v.isEmpty() || v.length() > 18 || !v.chars().allMatch(c -> c >= '0' && c <= '9')) {
+      throw Refusal.notFound("no " + what + " version " + v);
+    }
+    return Long.parseLong(v);
   }
 }

@@ -4,7 +4,6 @@ import static io.vertx.core.http.HttpMethod.GET;
 import static io.vertx.core.http.HttpMethod.POST;
 import static io.vertx.core.http.HttpMethod.PUT;
 
-import io.meshplane.access.Boundary;
 import io.meshplane.access.Caller;
 import io.meshplane.access.Permission;
 import io.meshplane.common.Fields;
@@ -122,21 +121,8 @@ final class PolicyRoutes {
 
   /** The policy's team and environment: {@code ?team=&environment=}, or the caller's own where it is a single value. */
   static PolicyService.Scope scope(RoutingContext ctx, Caller caller) {
-    Fields f = new Fields();
-    String team = part(f, ctx, "team", caller.team());
-    String env = part(f, ctx, "environment", caller.environment());
-    f.check();
-    return new PolicyService.Scope(team, env);
-  }
-
-  private static String part(Fields f, RoutingContext ctx, String key, String callers) {
-    String v = ctx.request().getParam(key);
-    if (v == null) {
-      if (Boundary.ALL.equals(callers)) f.error(key, "is required when your credential covers every " + key);
-      return callers;
-    }
-    if (!Fields.isSlug(v)) f.error(key, "must be lower-case letters, digits and '-'");
-    return v;
+    String[] te = Params.teamAndEnvironment(ctx, caller);
+    return new PolicyService.Scope(te[0], te[1]);
   }
 
   /** {@code If-Match}: see {@link Params#ifMatchVersion}. */
@@ -145,10 +131,7 @@ final class PolicyRoutes {
   }
 
   private static long version(RoutingContext ctx) {
-    String v = ctx.pathParam("version");
-    if (v == null || v.isEmpty() || v.length() > 18 || !v.chars().allMatch(c -> c >= '0' && c <= '9')) {
-      throw Refusal.notFound("no policy version " + v);
-    }
-    return Long.parseLong(v);
+    return Params.versionPath(ctx, "policy");
   }
+
 }

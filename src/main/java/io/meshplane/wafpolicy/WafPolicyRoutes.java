@@ -4,12 +4,10 @@ import static io.vertx.core.http.HttpMethod.GET;
 import static io.vertx.core.http.HttpMethod.POST;
 import static io.vertx.core.http.HttpMethod.PUT;
 
-import io.meshplane.access.Boundary;
 import io.meshplane.access.Caller;
 import io.meshplane.access.Permission;
 import io.meshplane.common.Fields;
 import io.meshplane.common.Page;
-import io.meshplane.common.Refusal;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
 import io.meshplane.http.JsonBodies;
@@ -78,28 +76,11 @@ final class WafPolicyRoutes {
   }
 
   static WafPolicyService.Scope scope(RoutingContext ctx, Caller caller) {
-    Fields f = new Fields();
-    String team = part(f, ctx, "team", caller.team());
-    String env = part(f, ctx, "environment", caller.environment());
-    f.check();
-    return new WafPolicyService.Scope(team, env);
-  }
-
-  private static String part(Fields f, RoutingContext ctx, String key, String callers) {
-    String v = ctx.request().getParam(key);
-    if (v == null) {
-      if (Boundary.ALL.equals(callers)) f.error(key, "is required when your credential covers every " + key);
-      return callers;
-    }
-    if (!Fields.isSlug(v)) f.error(key, "must be lower-case letters, digits and '-'");
-    return v;
+    String[] te = Params.teamAndEnvironment(ctx, caller);
+    return new WafPolicyService.Scope(te[0], te[1]);
   }
 
   private static long version(RoutingContext ctx) {
-    String v = ctx.pathParam("version");
-    if (v == null || v.isEmpty() || v.length() > 18 || !v.chars().allMatch(c -> c >= '0' && c <= '9') || Long.parseLong(v) < 1) {
-      throw Refusal.notFound("no traffic policy version " + v);
-    }
-    return Long.parseLong(v);
+    return Params.versionPath(ctx, "traffic policy");
   }
 }
