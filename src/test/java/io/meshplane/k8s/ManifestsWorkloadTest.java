@@ -233,10 +233,11 @@ class ManifestsWorkloadTest {
     // The modules whose stop() waits for PostgreSQL: the write-behind's last flush and the token
     // last-use times. The other stop() methods cancel timers (the change feed's undeploy cancels its poll
     // and trim timers) or close a work pool (MeshCA's signing pool) and return at once; a module that adds a
-    // stop() must be classified here.
+    // stop() must be classified here (the traffic policies' stop() closes their work pool).
     Set<String> waiting = Set.of(HeartbeatModule.class.getName(), AuthModule.class.getName());
     Set<String> immediate = Set.of("io.meshplane.changes.ChangesModule", "io.meshplane.ops.OpsModule", "io.meshplane.policy.PolicyModule",
-        "io.meshplane.panel.PanelModule", "io.meshplane.meshca.MeshcaModule", "io.meshplane.ingress.IngressModule");
+        "io.meshplane.panel.PanelModule", "io.meshplane.meshca.MeshcaModule", "io.meshplane.ingress.IngressModule",
+        "io.meshplane.wafpolicy.WafPolicyModule");
     Set<String> stopping = new TreeSet<>();
     for (Class<?> c : moduleClasses()) {
       if (declares(c, "stop")) stopping.add(c.getName());
