@@ -18,14 +18,17 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The ingress listeners (plain {@code --ingress-listen} and, when given, TLS {@code --ingress-tls-listen})
- * and their connections, and the drain that resets nothing. From the drain's start every response says
+ * and their connections, and the drain. From the drain's start every response says
  * {@code Connection: close} and its connection is closed once it is answered; a connection that arrives
  * is still taken and its request answered the same way (closing a connection the kernel has already
  * accepted resets the client, who has no reason to go elsewhere). The server sockets close (new
  * connections refused, which a balancer or a client takes as "go to the other") once every connection
  * that was open at the start has brought its last request and closed, or after the linger
- * ({@link #LINGER_MS} by default) at most (an idle keep-alive connection is given that long to bring a request, answered rather than
- * reset); the connections still idle then are closed with them. The drain succeeds when no connection
+ * ({@link #LINGER_MS} by default) at most (an idle keep-alive connection is given that long to bring a
+ * request, answered rather than reset); the connections still idle then are closed with them. What
+ * remains: a connection the kernel accepted in the instant the sockets close is reset (Vert.x cannot
+ * close the listening socket alone: its shutdown also closes idle connections); a balancer that
+ * honours {@code /readyz/ingress} sends none then (load-tests/RESULTS.md). The drain succeeds when no connection
  * is left, and fails at its grace deadline with the number still open (which are closed then).
  * {@link #undrain()} binds the same ports again. On the agent's event loop.
  */
