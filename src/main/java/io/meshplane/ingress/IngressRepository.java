@@ -139,8 +139,10 @@ final class IngressRepository {
   /**
    * The team that holds {@code hostname} if it is not {@code team}: by a route, or by a node's ingress
    * (API.md §9); null if none. A wildcard holds the names one label under it, so a name is also held by
-   * another team's wildcard above it, and a wildcard by another team's names under it (found through
-   * the reversed-hostname indexes of V25: a range, not a scan).
+   * another team's wildcard above it, and a wildcard by another team's names under it: those whose
+   * parent (the name after its first label) is the wildcard's, found through V25's indexes on that
+   * parent. The routes' index carries the team and is read on the other teams' side only, so the check
+   * costs a few index pages however many names the team itself has under the wildcard.
    */
   Future<String> otherOwner(SqlClient tx, String hostname, String team) {
     if (!hostname.startsWith("*.")) {
@@ -150,14 +152,12 @@ final class IngressRepository {
           .execute(Tuple.of(hostname, team, above == null ? hostname : above))
           .map(rows -> rows.size() == 0 ? null : rows.iterator().next().getString(0));
     }
-    String rest = hostname.substring(2);
-    String reversed = new StringBuilder(rest).reverse().toString();
-    // one label under rest: reverse(name) starts with reverse(rest) + "." and name's first dot is right before rest
-    String under = "reverse(%1$s) COLLATE \"C\" > $3 AND reverse(%1$s) COLLATE \"C\" < $4 AND strpos(%1$s, '.') = length(%1$s) - $5";
-    return tx.preparedQuery("SELECT team FROM ingress_routes WHERE (hostname = $1 OR (" + under.formatted("hostname") + ")) AND team <> $2 "
-            + "UNION ALL SELECT n.team FROM ingress_hostnames h JOIN nodes n ON n.id = h.node_id WHERE " + under.formatted("h.hostname")
-            + " AND n.team <> $2 LIMIT 1")
-        .execute(Tuple.of(hostname, team, reversed + ".", reversed + "/", rest.length()))
+    String parent = "substr(%1$s, strpos(%1$s, '.') + 1)";
+    return tx.preparedQuery("SELECT team FROM ingress_routes WHERE (hostname = $1 AND team <> $2)"
+            + " OR (" + parent.formatted("hostname") + " = $3 AND team < $2) OR (" + parent.formatted("hostname") + " = $3 AND team > $2)"
+            + " UNION ALL SELECT n.team FROM ingress_hostnames h JOIN nodes n ON n.id = h.node_id WHERE " + parent.formatted("h.hostname")
+            + " = $3 AND n.team <> $2 LIMIT 1")
+        .execute(Tuple.of(hostname, team, hostname.substring(2)))
         .map(rows -> rows.size() == 0 ? null : rows.iterator().next().getString(0));
   }
 
