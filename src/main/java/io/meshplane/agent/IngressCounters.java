@@ -21,12 +21,60 @@ final class IngressCounters {
     long bytesIn;
     long bytesOut;
     final long[] classes = new long[4];
+    /** The WAF's counts on this route; null until a policy evaluated one of its requests. */
+    Waf waf;
+
+    Waf waf() {
+      if (waf == null) waf = new Waf();
+      return waf;
+    }
 
     void answered(int status, long in, long out) {
       active--;
       bytesIn += in;
       bytesOut += out;
       if (status >= 200 && status < 600) classes[status / 100 - 2]++;
+    }
+  }
+
+  /**
+   * What the WAF did on one route: requests evaluated, denied by the enforced policy (a rate limit's
+   * denials apart), {@code log} rules matched, denials the shadow policy would have made, requests with
+   * a rule that failed to evaluate, requests refused because the evaluators were full, and the hits per
+   * rule (denials, rate limits, logs; at most {@value #MAX_RULES} rules, the first seen).
+   */
+  static final class Waf {
+    static final int MAX_RULES = 16;
+    long evaluated;
+    long denied;
+    long logged;
+    long rateLimited;
+    long wouldDeny;
+    long errors;
+    long busy;
+    final Map<String, Long> rules = new java.util.LinkedHashMap<>();
+
+    void hit(String rule) {
+      if (rules.containsKey(rule) || rules.size() < MAX_RULES) rules.merge(rule, 1L, Long::sum);
+    }
+
+    void write(StringBuilder sb) {
+      JsonText.key(sb.append(','), "waf").append('{');
+      JsonText.key(sb, "evaluated").append(evaluated).append(',');
+      JsonText.key(sb, "denied").append(denied).append(',');
+      JsonText.key(sb, "logged").append(logged).append(',');
+      JsonText.key(sb, "rate_limited").append(rateLimited).append(',');
+      JsonText.key(sb, "would_deny").append(wouldDeny).append(',');
+      JsonText.key(sb, "errors").append(errors).append(',');
+      JsonText.key(sb, "busy").append(busy).append(',');
+      JsonText.key(sb, "rules").append('{');
+      boolean first = true;
+      for (Map.Entry<String, Long> e : rules.entrySet()) {
+        if (!first) sb.append(',');
+        first = false;
+        JsonText.key(sb, e.getKey()).append(e.getValue());
+      }
+      sb.append("}}");
     }
   }
 
@@ -76,7 +124,7 @@ final class IngressCounters {
    * the last failure to obtain one from ACME and {@code meshcaErrors} from MeshCA (all may lack a hostname).
    */
   void write(StringBuilder sb, IngressRoutes table, Map<String, String> serials, Map<String, Long> notAfters, Map<String, String> acmeErrors,
-      Map<String, String> meshcaErrors) {
+      Map<String, String> meshcaErrors, EdgeWaf edgeWaf) {
     JsonText.key(sb.append(','), "ingress_routes").append('{');
     JsonText.key(sb, "version");
     JsonText.string(sb, table.version()).append(',');
@@ -118,8 +166,12 @@ final class IngressCounters {
         if (k > 0) sb.append(',');
         JsonText.key(sb, (k + 2) + "xx").append(c.classes[k]);
       }
-      sb.append("}}");
+      sb.append('}');
+      if (c.waf != null) c.waf.write(sb);
+      sb.append('}');
     }
-    sb.append("}}");
+    sb.append('}');
+    if (edgeWaf != null) edgeWaf.writeReport(sb);
+    sb.append('}');
   }
 }

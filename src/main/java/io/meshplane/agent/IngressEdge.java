@@ -83,6 +83,7 @@ final class IngressEdge implements AgentSession.Edge {
   private final IngressMeshca meshca;
   private final HttpClient client;
   private final IngressListener listener;
+  private final EdgeWaf waf;
   private volatile IngressRoutes table = IngressRoutes.NONE;
   /** When a coordinator's answer last said the routes in use are current (epoch ms; -1: never): the config age's origin. */
   private long confirmedAtMs = -1;
@@ -101,8 +102,10 @@ final class IngressEdge implements AgentSession.Edge {
     this.client = vertx.createHttpClient(new HttpClientOptions().setConnectTimeout((int) settings.connectTimeoutMs())
         .setIdleTimeout((int) Math.max(1, settings.idleTimeoutMs() / 1000)).setKeepAlive(true).setKeepAliveTimeout(30)
         .setMaxHeaderSize(16_384).setMaxInitialLineLength(8192), new PoolOptions().setHttp1MaxSize(256).setMaxWaitQueueSize(4096));
+    // a policy applied (or refused) is probed through this node's own listener, then acknowledged at once
+    this.waf = new EdgeWaf(vertx, tag, () -> WafProbe.run(this).onComplete(ar -> beatNow.run()));
     IngressProxy proxy = new IngressProxy(client, () -> table, counters, settings.targetOverrides(), settings.connectTimeoutMs(),
-        settings.idleTimeoutMs(), token -> acme == null ? null : acme.answer(token), meshPeer, settings.sourceOverrides());
+        settings.idleTimeoutMs(), token -> acme == null ? null : acme.answer(token), meshPeer, settings.sourceOverrides(), waf);
     HttpServerOptions plain = new HttpServerOptions().setIdleTimeout((int) Math.max(1, settings.idleTimeoutMs() / 1000))
         .setMaxInitialLineLength(8192).setMaxHeaderSize(16_384).setMaxChunkSize(8192);
     HttpServerOptions tls = settings.tlsPort() < 0 ? null : new HttpServerOptions(plain).setSsl(true).setSslHandshakeTimeout(10)
@@ -155,6 +158,8 @@ final class IngressEdge implements AgentSession.Edge {
         if (settings.tlsPort() >= 0) meshca.want(next.meshcaHostnames());
         LOG.info("{} ingress routes version {} applied: {} routes{}", tag, next.version(), next.routes().size(),
             next.skipped().isEmpty() ? "" : "; left out: " + String.join("; ", next.skipped()));
+        // the traffic policy comes with every full block (null: none for this team and environment)
+        waf.apply(b.getValue("waf"));
       } catch (IllegalArgumentException e) {
         LOG.warn("{} ingress routes not applied: {}", tag, e.getMessage());
       }
@@ -194,7 +199,7 @@ final class IngressEdge implements AgentSession.Edge {
     Map<String, Long> notAfters = new java.util.HashMap<>(meshca.notAfters());
     if (acme != null) notAfters.putAll(acme.notAfters());
     counters.write(sb, t, IngressMeshca.merged(acme == null ? Map.of() : acme.serials(), meshca.serials()), notAfters,
-        acme == null ? Map.of() : acme.errors(), meshca.errors());
+        acme == null ? Map.of() : acme.errors(), meshca.errors(), waf);
   }
 
   @Override
@@ -212,6 +217,7 @@ final class IngressEdge implements AgentSession.Edge {
   /** Appends the edge's {@code mesh_ingress_*} families to a scrape of /metrics ({@link IngressMetrics}). */
   void writeMetrics(StringBuilder sb, long nowMs) {
     IngressMetrics.write(sb, table, counters, acme, meshca, listener.openConnections(), confirmedAtMs, nowMs);
+    WafMetrics.write(sb, table, counters, waf);
   }
 
   /** Why the ingress listener takes no traffic, or null. */
@@ -226,7 +232,8 @@ final class IngressEdge implements AgentSession.Edge {
     IngressRoutes t = table;
     return new JsonObject().put("state", listener.draining() ? (listener.result() == null ? "draining" : "drained") : "open")
         .put("port", listener.plainPort()).put("tls_port", listener.tlsPort() < 0 ? null : listener.tlsPort())
-        .put("routes_version", t.version()).put("routes", t.routes().size()).put("open_connections", listener.openConnections());
+        .put("routes_version", t.version()).put("routes", t.routes().size()).put("open_connections", listener.openConnections())
+        .put("waf", waf.info());
   }
 
   int plainPort() {
@@ -254,9 +261,18 @@ final class IngressEdge implements AgentSession.Edge {
     return counters;
   }
 
+  EdgeWaf waf() {
+    return waf;
+  }
+
+  HttpClient client() {
+    return client;
+  }
+
   Future<Void> close() {
     if (acme != null) acme.close();
     meshca.close();
+    waf.close();
     return Future.join(listener.close(), client.close()).mapEmpty();
   }
 }

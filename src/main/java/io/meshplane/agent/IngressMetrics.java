@@ -88,7 +88,7 @@ final class IngressMetrics {
     }
   }
 
-  private static void family(StringBuilder sb, String name, String type, String help) {
+  static void family(StringBuilder sb, String name, String type, String help) {
     sb.append("# HELP ").append(name).append(' ').append(help).append('\n');
     sb.append("# TYPE ").append(name).append(' ').append(type).append('\n');
   }

@@ -49,9 +49,13 @@ final class IngressProxy {
   /** A client address → the mesh address it is taken for ({@code --ingress-source-override}); empty in production. */
   private final Map<String, String> sourceOverrides;
 
+  /** The traffic policy in force (API.md §20); its decisions are taken off the event loop. */
+  private final EdgeWaf waf;
+
   IngressProxy(HttpClient client, Supplier<IngressRoutes> table, IngressCounters counters, Map<String, String> overrides,
       long connectTimeoutMs, long idleTimeoutMs, Function<String, String> acmeAnswer, Function<String, String> meshPeer,
-      Map<String, String> sourceOverrides) {
+      Map<String, String> sourceOverrides, EdgeWaf waf) {
+    this.waf = waf;
     this.meshPeer = meshPeer;
     this.sourceOverrides = Map.copyOf(sourceOverrides);
     this.client = client;
@@ -108,14 +112,106 @@ final class IngressProxy {
       counted[0] = true;
       c.answered(0, req.bytesRead(), resp.bytesWritten());
     });
+    String probe = req.getHeader(io.meshplane.waf.Waf.PROBE_HEADER);
+    EdgeWaf.Part probed = probe == null ? null : waf.probeOf(probe);
+    if (probed != null) {
+      // the probe rule every policy version carries: its answer proves the version is in this node's request path
+      resp.putHeader("X-Meshplane-Waf-Version", Long.toString(probed.version()));
+      problem(req, 403, "waf_probe", "Forbidden", "traffic policy version " + probed.version() + " is in this ingress node's request path");
+      return;
+    }
+    String meshIdentity = "";
     if (!route.publicExposure()) {
       String client = client(req);
-      if (client == null || meshPeer.apply(client) == null) {
+      meshIdentity = client == null ? null : meshPeer.apply(client);
+      if (meshIdentity == null) {
         problem(req, 403, "mesh_only", "Forbidden", "ingress route " + route.id() + " is served to mesh members only, and "
             + (client == null ? "the client's address is unknown" : client + " is not the mesh address of a peer of this ingress node"));
         return;
       }
     }
+    if (waf.held().active()) {
+      inspect(req, route, c, meshIdentity);
+      return;
+    }
+    send(req, route, c, null);
+  }
+
+  /**
+   * The traffic policy's decision first: the body's first {@link io.meshplane.waf.Waf#BODY_PREFIX} bytes
+   * read, the request evaluated on the WAF's workers, then refused ({@code waf_denied}, or
+   * {@code rate_limited} with 429) or sent on with the bytes already read. Shadow decisions are counted
+   * and sampled, never applied. An evaluation that cannot run (the workers gone) lets the request through,
+   * counted as an error; evaluators full refuse it (503 {@code waf_busy}).
+   */
+  private void inspect(HttpServerRequest req, IngressRoutes.Route route, IngressCounters.Route c, String meshIdentity) {
+    IngressCounters.Waf w = c.waf();
+    BodyPrefix.read(req, io.meshplane.waf.Waf.BODY_PREFIX).onComplete(read -> {
+      HttpServerResponse resp = req.response();
+      if (read.failed() || resp.closed()) return; // the client went away: counted by the close handler
+      BodyPrefix body = read.result();
+      if (!waf.admit()) {
+        w.busy++;
+        resp.putHeader("Retry-After", "1");
+        if (!body.ended()) resp.putHeader(HttpHeaders.CONNECTION, "close");
+        problem(req, 503, "waf_busy", "Service Unavailable", "the ingress node's traffic policy evaluators are full; retry");
+        return;
+      }
+      List<Map.Entry<String, String>> headers = new ArrayList<>(req.headers().size());
+      for (Map.Entry<String, String> h : req.headers()) headers.add(Map.entry(h.getKey(), h.getValue()));
+      String ip = client(req);
+      io.meshplane.waf.Waf.Request wr = new io.meshplane.waf.Waf.Request(req.method().name(), req.uri(), headers, ip,
+          body.buffer().getBytes(0, Math.min(body.buffer().length(), io.meshplane.waf.Waf.BODY_PREFIX)), body.size(), meshIdentity);
+      waf.evaluate(wr, route.id()).onComplete(ar -> {
+        if (resp.closed()) return;
+        if (ar.failed()) {
+          w.errors++; // fail-open: the evaluation could not run
+          send(req, route, c, body);
+          return;
+        }
+        EdgeWaf.Verdict v = ar.result();
+        w.evaluated++;
+        io.meshplane.waf.Waf.Decision e = v.enforced();
+        io.meshplane.waf.Waf.Decision s = v.shadow();
+        if ((e != null && !e.errors().isEmpty()) || (s != null && !s.errors().isEmpty())) w.errors++;
+        if (e != null) {
+          for (String id : e.logged()) {
+            w.logged++;
+            w.hit(id);
+          }
+        }
+        if (s != null && s.denied()) {
+          w.wouldDeny++;
+          waf.sample(WafSample.of(route.id(), s.rule(), "would_deny", s.status(), req.method().name(), req.uri(), req.headers(), ip, body.buffer()));
+        }
+        if (e == null || !e.denied()) {
+          send(req, route, c, body);
+          return;
+        }
+        if (e.rateLimited()) w.rateLimited++;
+        else w.denied++;
+        w.hit(e.rule());
+        waf.sample(WafSample.of(route.id(), e.rule(), "deny", e.status(), req.method().name(), req.uri(), req.headers(), ip, body.buffer()));
+        if (!body.ended()) resp.putHeader(HttpHeaders.CONNECTION, "close"); // the rest of the body is never read
+        denied(req, e, v.held().enforce().version());
+      });
+    });
+  }
+
+  /** A denial's problem: {@code waf_denied} (or {@code rate_limited}), the rule's title, the rule, the policy version, a request id. */
+  private static void denied(HttpServerRequest req, io.meshplane.waf.Waf.Decision d, long version) {
+    String requestId = java.util.UUID.randomUUID().toString();
+    String code = d.rateLimited() ? "rate_limited" : "waf_denied";
+    JsonObject body = new JsonObject().put("type", "urn:meshplane:problem:" + code).put("title", d.title()).put("status", d.status())
+        .put("code", code).put("detail", "refused by rule " + d.rule() + " of traffic policy version " + version).put("rule", d.rule())
+        .put("policy_version", version).put("request_id", requestId);
+    req.response().setStatusCode(d.status()).putHeader(HttpHeaders.CONTENT_TYPE, "application/problem+json")
+        .putHeader(HttpHeaders.CACHE_CONTROL, "no-store").putHeader("X-Request-Id", requestId).end(body.encode());
+  }
+
+  /** Sends the request on to the route's target; {@code body}: what the WAF read of it first (null: nothing read, the body streams as it comes). */
+  private void send(HttpServerRequest req, IngressRoutes.Route route, IngressCounters.Route c, BodyPrefix body) {
+    HttpServerResponse resp = req.response();
     IngressRoutes.Target t = route.target();
     if (t.unavailable() != null) {
       c.errors++;
@@ -124,6 +220,11 @@ final class IngressProxy {
       return;
     }
     ProxyRequest proxied = ProxyRequest.reverseProxy(req); // pauses the request: its body is piped, never buffered
+    if (body != null) {
+      // the bytes the WAF read go first; a body read whole is sent as it is, else the rest streams behind them
+      proxied.setBody(body.ended() ? io.vertx.httpproxy.Body.body(body.buffer())
+          : io.vertx.httpproxy.Body.body(body.stream(), req.headers().contains("content-length") ? body.size() : -1));
+    }
     cleanRequest(proxied.headers(), req, route);
     HostAndPort asked = req.authority();
     if (asked != null) proxied.setAuthority(asked); // the target sees the Host the client asked for, not its own address

@@ -13,6 +13,12 @@ import io.vertx.core.json.JsonObject;
 final class SimEdge implements AgentSession.Edge {
   private final SimStats stats;
   private String version;
+  /** The traffic policy applied: its version, enforced and shadow versions (null: none). */
+  private String wafVersion;
+  private Long wafEnforce;
+  private Long wafShadow;
+  /** Policies compiled once per simulator (every simulated edge of a team gets the same document), by their parts' probe nonces. */
+  private static final java.util.Map<String, Boolean> COMPILED = new java.util.concurrent.ConcurrentHashMap<>();
 
   SimEdge(SimStats stats) {
     this.stats = stats;
@@ -23,7 +29,34 @@ final class SimEdge implements AgentSession.Edge {
     if (routes instanceof JsonObject b && b.getValue("routes") instanceof JsonArray && b.getValue("version") instanceof String v && !v.equals(version)) {
       stats.ingressApplied(version, v, System.currentTimeMillis());
       version = v;
+      applyWaf(b.getValue("waf"));
     }
+  }
+
+  /**
+   * The block's traffic policy, compiled as a real edge does (by the same {@code Waf.compile}) but once
+   * per simulator for all its nodes: the first node to see a version pays its compile on its shard's
+   * thread (tens of milliseconds, once per version), the others find it done.
+   */
+  private void applyWaf(Object block) {
+    if (!(block instanceof JsonObject w)) {
+      wafVersion = null;
+      wafEnforce = null;
+      wafShadow = null;
+      return;
+    }
+    JsonObject e = w.getJsonObject("enforce");
+    JsonObject s = w.getJsonObject("shadow");
+    String key = (e == null ? "" : e.getString("probe")) + "/" + (s == null ? "" : s.getString("probe"));
+    COMPILED.computeIfAbsent(key, k -> {
+      if (COMPILED.size() > 64) COMPILED.clear();
+      if (e != null) io.meshplane.waf.Waf.compile(e.getJsonObject("policy").encode());
+      if (s != null) io.meshplane.waf.Waf.compile(s.getJsonObject("policy").encode());
+      return Boolean.TRUE;
+    });
+    wafVersion = w.getString("version");
+    wafEnforce = e == null ? null : e.getLong("version");
+    wafShadow = s == null ? null : s.getLong("version");
   }
 
   @Override
@@ -31,7 +64,11 @@ final class SimEdge implements AgentSession.Edge {
     if (version == null) return;
     JsonText.key(sb.append(','), "ingress_routes").append('{');
     JsonText.key(sb, "version");
-    JsonText.string(sb, version).append('}');
+    JsonText.string(sb, version);
+    if (wafVersion != null) {
+      sb.append(",\"waf\":").append(new JsonObject().put("version", wafVersion).put("enforce", wafEnforce).put("shadow", wafShadow).encode());
+    }
+    sb.append('}');
   }
 
   @Override

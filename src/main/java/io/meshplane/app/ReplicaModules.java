@@ -67,12 +67,28 @@ final class ReplicaModules {
     // ingress routes follow the change log after the policy and operations (a target's services come from work entries);
     // a route's reachability is the policy feature's check
     ingress = new io.meshplane.ingress.IngressModule(vertx, hz, p, reads, audit.log(), changes, cursors, policy::reach,
-        observability.mesh().registry(), () -> heartbeat.liveNodes());
+        observability.mesh().registry(), () -> heartbeat.liveNodes(), io.meshplane.wafpolicy.WafPolicyModule::inForce);
     // MeshCA follows the change log (its revocation list) and records in the audit trail
     meshca = new io.meshplane.meshca.MeshcaModule(vertx, hz, p, reads, changes, audit.log(), cursors, observability.mesh().registry(),
         config.meshca(), () -> heartbeat.liveNodes());
     // traffic policies: versioned documents checked by the WAF's own compiler and tests, on a pool of their own
-    waf = new io.meshplane.wafpolicy.WafPolicyModule(vertx, p, audit.log(), cursors, observability.mesh().registry());
+    // their samples come from the ingress nodes' reports: which nodes from the ingress book, the reports from the live state (asked at call time)
+    waf = new io.meshplane.wafpolicy.WafPolicyModule(vertx, p, audit.log(), changes, cursors, observability.mesh().registry(),
+        new io.meshplane.wafpolicy.WafPolicyModule.Edges() {
+          @Override
+          public List<String> nodes(String team, String environment, int max) {
+            return ingress.servingNodes(team, environment, max);
+          }
+
+          @Override
+          public io.vertx.core.Future<java.util.Map<String, String>> reports(java.util.Set<String> ids) {
+            return heartbeat.liveNodes().getAll(ids).map(live -> {
+              java.util.Map<String, String> out = new java.util.HashMap<>();
+              live.forEach((id, l) -> out.put(id, l.wafReport()));
+              return out;
+            });
+          }
+        });
     heartbeat = new HeartbeatModule(vertx, hz, p, reads, changes, policy, ops, meshca.nodePki(), ingress, observability.mesh(), cursors,
         new HeartbeatModule.Settings(
         config.heartbeatInterval(), config.staleAfter(), config.flushInterval(), config.writeBehindMaxBacklog(), config.pendingTtl()));

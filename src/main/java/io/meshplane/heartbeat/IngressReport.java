@@ -25,12 +25,15 @@ final class IngressReport {
 
   private IngressReport() {}
 
-  /** {version, stats as compact JSON}; both "" when the block is absent. Errors go to {@code f} under {@code ingress_routes…}. */
+  /**
+   * {version, stats as compact JSON, the traffic-policy report as compact JSON ({@link WafReport})};
+   * each "" when absent. Errors go to {@code f} under {@code ingress_routes…}.
+   */
   static String[] parse(Fields f, Object block) {
-    if (block == null) return new String[] {"", ""};
+    if (block == null) return new String[] {"", "", ""};
     if (!(block instanceof JsonObject b)) {
       f.error("ingress_routes", "must be an object");
-      return new String[] {"", ""};
+      return new String[] {"", "", ""};
     }
     String version = "";
     Object v = b.getValue("version");
@@ -61,7 +64,8 @@ final class IngressReport {
         }
       }
     }
-    return new String[] {version, stats.isEmpty() ? "" : stats.encode()};
+    JsonObject waf = WafReport.parse(f, b.getValue("waf"));
+    return new String[] {version, stats.isEmpty() ? "" : stats.encode(), waf == null ? "" : waf.encode()};
   }
 
   private static JsonObject route(Fields f, String at, JsonObject in) {
@@ -95,10 +99,12 @@ final class IngressReport {
       JsonObject c = sc == null ? new JsonObject() : (JsonObject) sc;
       for (String k : CLASSES) classes.put(k, count(f, at + ".status_classes." + k, c.getValue(k)));
     }
-    return out.put("status_classes", classes);
+    out.put("status_classes", classes);
+    if (in.getValue("waf") != null) out.put("waf", WafReport.counters(f, at + ".waf", in.getValue("waf")));
+    return out;
   }
 
-  private static long count(Fields f, String field, Object v) {
+  static long count(Fields f, String field, Object v) {
     if (v == null) return 0;
     if (!(v instanceof Integer || v instanceof Long) || ((Number) v).longValue() < 0) {
       f.error(field, "must be a whole number >= 0");

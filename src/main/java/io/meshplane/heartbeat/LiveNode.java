@@ -33,6 +33,9 @@ import java.util.Objects;
  *     record's {@code ingress_sync}. Not written to PostgreSQL.
  * @param ingressStats the per-route counters of that report, as compact JSON ("" for none; at most 64
  *     routes, re-encoded from the validated report): the node record's {@code ingress_stats}
+ * @param wafReport the traffic policy the node reported enforcing, its probe and its samples of denied
+ *     requests, as compact JSON ("" for none; re-encoded from the validated report): the node record's
+ *     {@code waf_sync} and the samples a preview reads. Not written to PostgreSQL.
  */
 public record LiveNode(
     long heartbeatAt,
@@ -49,11 +52,20 @@ public record LiveNode(
     String pkiIssuer,
     String pkiSerial,
     String ingressVersion,
-    String ingressStats) {
+    String ingressStats,
+    String wafReport) {
 
   public static final String PKI_BUNDLE_FIELD = "pkiBundle";
   public static final String PKI_ISSUER_FIELD = "pkiIssuer";
   public static final String PKI_SERIAL_FIELD = "pkiSerial";
+
+  /** An entry without a traffic-policy report (a heartbeat whose {@code ingress_routes} block has no {@code waf}). */
+  public LiveNode(long heartbeatAt, boolean dirty, String[] endpoints, String publicKey, String relay, String[] routes, String telemetry,
+      long knownPeers, long knownAcl, String[] services, String pkiBundle, String pkiIssuer, String pkiSerial, String ingressVersion,
+      String ingressStats) {
+    this(heartbeatAt, dirty, endpoints, publicKey, relay, routes, telemetry, knownPeers, knownAcl, services, pkiBundle, pkiIssuer, pkiSerial,
+        ingressVersion, ingressStats, "");
+  }
 
   /** An entry without ingress routes' fields (a heartbeat without an {@code ingress_routes} block). */
   public LiveNode(long heartbeatAt, boolean dirty, String[] endpoints, String publicKey, String relay, String[] routes, String telemetry,
@@ -91,7 +103,7 @@ public record LiveNode(
 
   public LiveNode clean() {
     return new LiveNode(heartbeatAt, false, endpoints, publicKey, relay, routes, telemetry, knownPeers, knownAcl, services, pkiBundle, pkiIssuer, pkiSerial,
-        ingressVersion, ingressStats);
+        ingressVersion, ingressStats, wafReport);
   }
 
   @Override
@@ -100,7 +112,8 @@ public record LiveNode(
         && Objects.equals(publicKey, n.publicKey) && relay.equals(n.relay) && Arrays.equals(routes, n.routes)
         && telemetry.equals(n.telemetry) && knownPeers == n.knownPeers && knownAcl == n.knownAcl
         && Arrays.equals(services, n.services) && pkiBundle.equals(n.pkiBundle) && pkiIssuer.equals(n.pkiIssuer) && pkiSerial.equals(n.pkiSerial)
-        && ingressVersion.equals(n.ingressVersion) && ingressStats.equals(n.ingressStats);
+        && ingressVersion.equals(n.ingressVersion) && ingressStats.equals(n.ingressStats)
+        && wafReport.equals(n.wafReport);
   }
 
   @Override
@@ -131,7 +144,9 @@ public record LiveNode(
           in.getFieldKind(PKI_SERIAL_FIELD) == FieldKind.STRING ? orEmpty(in.readString(PKI_SERIAL_FIELD)) : "",
           // absent in entries written before ingress routes (a rolling upgrade): none reported
           in.getFieldKind("ingressVersion") == FieldKind.STRING ? orEmpty(in.readString("ingressVersion")) : "",
-          in.getFieldKind("ingressStats") == FieldKind.STRING ? orEmpty(in.readString("ingressStats")) : "");
+          in.getFieldKind("ingressStats") == FieldKind.STRING ? orEmpty(in.readString("ingressStats")) : "",
+          // absent in entries written before traffic policies (a rolling upgrade): none reported
+          in.getFieldKind("wafReport") == FieldKind.STRING ? orEmpty(in.readString("wafReport")) : "");
     }
 
     @Override
@@ -153,6 +168,7 @@ public record LiveNode(
       out.writeString(PKI_SERIAL_FIELD, emptyToNull(n.pkiSerial()));
       out.writeString("ingressVersion", emptyToNull(n.ingressVersion()));
       out.writeString("ingressStats", emptyToNull(n.ingressStats()));
+      out.writeString("wafReport", emptyToNull(n.wafReport()));
     }
 
     private static String join(String[] items) {

@@ -42,11 +42,18 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
   /** A route as ingress nodes are sent it: its tag and its encoded JSON. */
   record Encoded(String tag, Buffer json) {}
 
-  /** One team+environment: its route version, the seq it changed at, the epoch of node changes since, its routes in order. */
+  /**
+   * One team+environment: its route version, the seq it changed at, the epoch of node changes (and
+   * traffic-policy changes) since, its routes in order, its traffic policy in force (null: none).
+   */
   record Domain(String key, long version, long seq, long epoch, List<JsonObject> routes, List<Encoded> encoded, Set<String> tags,
-      Set<String> targets) {
+      Set<String> targets, IngressWaf waf) {
     static Domain empty(String key) {
-      return new Domain(key, 0, 0, 0, List.of(), List.of(), Set.of(), Set.of());
+      return new Domain(key, 0, 0, 0, List.of(), List.of(), Set.of(), Set.of(), null);
+    }
+
+    Domain withWaf(IngressWaf w, long atSeq) {
+      return new Domain(key, version, seq, atSeq, routes, encoded, tags, targets, w);
     }
   }
 
@@ -55,6 +62,13 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
 
   /** A node's last full answer, by version. */
   private record Answer(String version, Buffer json) {}
+
+  /** The traffic policies in force, read from a snapshot ({@code WafPolicyModule.inForce}: this feature does not own the table). */
+  private final java.util.function.Function<SqlClient, Future<List<JsonObject>>> wafInForce;
+
+  IngressBook(java.util.function.Function<SqlClient, Future<List<JsonObject>>> wafInForce) {
+    this.wafInForce = wafInForce;
+  }
 
   // replaced whole by a snapshot load (built aside, then swapped in), so a heartbeat never sees a half-loaded book
   private volatile Map<String, Domain> domains = new ConcurrentHashMap<>();
@@ -71,7 +85,7 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
 
   @Override
   public Future<Void> load(SqlClient snapshot, long seq) {
-    return NodeFacts.all(snapshot).compose(all -> IngressRepository.allServices(snapshot).compose(svc ->
+    return NodeFacts.all(snapshot).compose(all -> IngressRepository.allServices(snapshot).compose(svc -> wafInForce.apply(snapshot).compose(wafs ->
         IngressRepository.allVersions(snapshot).compose(versions -> IngressRepository.allRoutes(snapshot).map(routes -> {
           Map<String, Node> loadedNodes = new ConcurrentHashMap<>();
           Map<String, String[]> loadedServices = new ConcurrentHashMap<>();
@@ -82,11 +96,14 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
           for (Object[] s : svc) loadedServices.put((String) s[0], (String[]) s[1]);
           Map<String, List<JsonObject>> byDomain = new HashMap<>();
           for (IngressRepository.Route r : routes) byDomain.computeIfAbsent(key(r.team(), r.environment()), k -> new ArrayList<>()).add(r.entry());
+          Map<String, IngressWaf> byDomainWaf = new HashMap<>();
+          for (JsonObject w : wafs) byDomainWaf.merge(key(w.getString("team"), w.getString("environment")), IngressWaf.of(null, w), (a, b) -> IngressWaf.of(a, w));
           for (Object[] v : versions) {
             String k = key((String) v[0], (String) v[1]);
             // the snapshot's seq as the epoch: versions handed out before it may have named other content
-            loadedDomains.put(k, build(loadedNodes, loadedServices, k, (Long) v[2], 0, seq, byDomain.getOrDefault(k, List.of())));
+            loadedDomains.put(k, build(loadedNodes, loadedServices, k, (Long) v[2], 0, seq, byDomain.getOrDefault(k, List.of()), byDomainWaf.get(k)));
           }
+          byDomainWaf.forEach((k, w) -> loadedDomains.computeIfAbsent(k, x -> Domain.empty(k).withWaf(w, seq)));
           nodes = loadedNodes;
           services = loadedServices;
           domains = loadedDomains;
@@ -98,7 +115,7 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
           retaggedAt = new ConcurrentHashMap<>();
           generation++;
           return null;
-        }))));
+        })))));
   }
 
   @Override
@@ -109,9 +126,17 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
         String k = key(d.getString("team"), d.getString("environment"));
         List<JsonObject> routes = new ArrayList<>();
         for (Object o : d.getJsonArray("routes", new JsonArray())) routes.add((JsonObject) o);
-        domains.put(k, build(k, d.getLong("version"), e.seq(), 0, routes));
+        Domain was = domains.get(k);
+        domains.put(k, build(k, d.getLong("version"), e.seq(), 0, routes, was == null ? null : was.waf()));
         changedAt.put(k, at(e));
         generation++;
+      }
+      case "waf" -> {
+        // a new traffic policy version: the domain's content changed, under a new epoch (every node's version moves)
+        String k = key(d.getString("team"), d.getString("environment"));
+        Domain was = domains.getOrDefault(k, Domain.empty(k));
+        domains.put(k, was.withWaf(IngressWaf.of(was.waf(), d), e.seq()));
+        changedAt.put(k, at(e));
       }
       case "enroll" -> {
         nodes.put(d.getString("id"), new Node(key(d.getString("team"), d.getString("environment")), d.getString("name"),
@@ -161,7 +186,7 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
   private void touchTarget(String domain, String id, ChangeLog.Entry e) {
     Domain dom = domains.get(domain);
     if (dom == null || !dom.targets().contains(id)) return;
-    domains.put(domain, build(domain, dom.version(), dom.seq(), e.seq(), dom.routes()));
+    domains.put(domain, build(domain, dom.version(), dom.seq(), e.seq(), dom.routes(), dom.waf()));
     changedAt.put(domain, at(e));
   }
 
@@ -169,12 +194,12 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
     return e.atMillis() > 0 ? e.atMillis() : System.currentTimeMillis();
   }
 
-  private Domain build(String key, long version, long seq, long epoch, List<JsonObject> routes) {
-    return build(nodes, services, key, version, seq, epoch, routes);
+  private Domain build(String key, long version, long seq, long epoch, List<JsonObject> routes, IngressWaf waf) {
+    return build(nodes, services, key, version, seq, epoch, routes, waf);
   }
 
   private static Domain build(Map<String, Node> nodes, Map<String, String[]> services, String key, long version, long seq, long epoch,
-      List<JsonObject> routes) {
+      List<JsonObject> routes, IngressWaf waf) {
     List<Encoded> encoded = new ArrayList<>(routes.size());
     Set<String> tags = new HashSet<>();
     Set<String> targets = new HashSet<>();
@@ -185,7 +210,7 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
       targets.add(t.getString("node"));
       encoded.add(new Encoded(tag, encode(nodes, services, r, t)));
     }
-    return new Domain(key, version, seq, epoch, List.copyOf(routes), List.copyOf(encoded), Set.copyOf(tags), Set.copyOf(targets));
+    return new Domain(key, version, seq, epoch, List.copyOf(routes), List.copyOf(encoded), Set.copyOf(tags), Set.copyOf(targets), waf);
   }
 
   /**
@@ -277,7 +302,11 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
         first = false;
       }
     }
-    return b.appendString("]}");
+    // the team+environment's traffic policy in force, enforced by the edge on every route it serves
+    b.appendString("],\"waf\":");
+    if (d == null || d.waf() == null) b.appendString("null");
+    else b.appendBuffer(d.waf().json());
+    return b.appendString("}");
   }
 
   @Override
@@ -292,6 +321,27 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
     return new JsonObject().put("state", state).put("acknowledged", ack).put("current", state.equals("none") ? null : current);
   }
 
+  /**
+   * {@code waf_sync}: {@code state} none (the node serves no route, or its team+environment has no
+   * traffic policy, and it reported none), current or behind; the policy version it acknowledged
+   * enforcing (null: none) and the current one, with the enforced and shadow versions of the current.
+   */
+  JsonObject wafVersions(String nodeId, String acknowledged) {
+    String ack = acknowledged == null || acknowledged.isEmpty() ? null : acknowledged;
+    Node n = nodes.get(nodeId);
+    Domain d = n == null ? null : domains.get(n.domain());
+    IngressWaf w = d == null || !any(d.tags(), n.tags()) ? null : d.waf();
+    long ackd = -1;
+    try {
+      if (ack != null) ackd = Long.parseLong(ack);
+    } catch (NumberFormatException e) {
+      ackd = -1;
+    }
+    String state = w == null && ack == null ? "none" : w == null || ackd >= w.version() ? "current" : "behind";
+    return new JsonObject().put("state", state).put("acknowledged", ack).put("current", w == null ? null : Long.toString(w.version()))
+        .put("enforce", w == null || w.enforced() == 0 ? null : w.enforced()).put("shadow", w == null || w.shadowed() == 0 ? null : w.shadowed());
+  }
+
   // ---- for the gauges (off the event loops) ----
 
   /** The ids of the nodes that serve routes now (a route of their team+environment names one of their tags). O(nodes of the mesh). */
@@ -302,6 +352,19 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
       Domain d = ds.get(n.domain());
       if (d != null && any(d.tags(), n.tags())) out.add(id);
     });
+    return out;
+  }
+
+  /** At most {@code max} nodes of team+environment that serve its routes. O(nodes of the mesh). */
+  List<String> servingNodes(String team, String env, int max) {
+    String k = key(team, env);
+    Domain d = domains.get(k);
+    List<String> out = new ArrayList<>();
+    if (d == null || d.tags().isEmpty()) return out;
+    for (Map.Entry<String, Node> e : nodes.entrySet()) {
+      if (out.size() == max) break;
+      if (e.getValue().domain().equals(k) && any(d.tags(), e.getValue().tags())) out.add(e.getKey());
+    }
     return out;
   }
 

@@ -15,6 +15,9 @@ import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.SqlClient;
+import java.util.List;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -33,14 +36,15 @@ public final class IngressModule implements Module, NodeIngress {
     Future<JsonObject> check(Caller caller, String team, String env, String tag, String target, String proto, int port);
   }
 
-  private final IngressBook book = new IngressBook();
+  private final IngressBook book;
   private final IngressService service;
   private final Cursors cursors;
   private final IngressGauges gauges;
 
   /** @param live the nodes' live state (the heartbeat feature's, built after this one: asked when the gauges sample) */
   public IngressModule(Vertx vertx, HazelcastInstance hz, Pool pool, Pool reads, AuditLog audit, ChangeLog.Feed changes, Cursors cursors,
-      Reach reach, MeterRegistry registry, Supplier<LiveNodes> live) {
+      Reach reach, MeterRegistry registry, Supplier<LiveNodes> live, Function<SqlClient, Future<List<JsonObject>>> wafInForce) {
+    this.book = new IngressBook(wafInForce);
     this.cursors = cursors;
     this.service = new IngressService(new IngressRepository(pool, reads), audit, changes, reach);
     this.gauges = new IngressGauges(vertx, hz, registry, book, live);
@@ -75,6 +79,11 @@ public final class IngressModule implements Module, NodeIngress {
     IngressRoutes.mount(api, service, cursors);
   }
 
+  /** The ids of at most {@code max} nodes that serve the team+environment's routes. O(nodes of the mesh): call it off the event loops. */
+  public List<String> servingNodes(String team, String environment, int max) {
+    return book.servingNodes(team, environment, max);
+  }
+
   // ---- NodeIngress ----
 
   @Override
@@ -85,6 +94,18 @@ public final class IngressModule implements Module, NodeIngress {
   @Override
   public JsonObject sync(String nodeId, String acknowledged) {
     return book.sync(nodeId, acknowledged);
+  }
+
+  @Override
+  public JsonObject wafSync(String nodeId, String report) {
+    JsonObject r = report == null || report.isEmpty() ? new JsonObject() : new JsonObject(report);
+    JsonObject sync = book.wafVersions(nodeId, r.getString("version"));
+    JsonObject probe = r.getJsonObject("probe");
+    // the probe proves the current version only: a pass for an older one says nothing of it
+    String probeState = probe == null ? "none" : !probe.getString("version", "").equals(sync.getString("current"))
+        ? "stale" : Boolean.TRUE.equals(probe.getBoolean("passed")) ? "passed" : "failed";
+    return sync.put("enforcing", r.getValue("enforce")).put("shadowing", r.getValue("shadow")).put("error", r.getValue("error"))
+        .put("probe", probe == null ? new JsonObject().put("state", "none") : probe.copy().put("state", probeState));
   }
 
   @Override

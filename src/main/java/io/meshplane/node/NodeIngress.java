@@ -32,6 +32,16 @@ public interface NodeIngress {
   JsonObject sync(String nodeId, String acknowledged);
 
   /**
+   * {@code waf_sync} (API.md §20): the traffic policy version the node acknowledged enforcing against
+   * the current one ({@code state} none, current or behind), with what it reported (the enforced and
+   * shadow versions, a compile error, the probe). {@code report}: the heartbeat's {@code waf} report
+   * as compact JSON ("" for none).
+   */
+  default JsonObject wafSync(String nodeId, String report) {
+    return new JsonObject().put("state", "none").putNull("acknowledged").putNull("current");
+  }
+
+  /**
    * For the watch stream: whether {@link #answer} for a stream that last carried {@code held} ("" for
    * none) would send the routes in full (the node serves routes, or held some, and its version moved
    * past {@code held}). O(1): asked of every stream in a dispatch pass.

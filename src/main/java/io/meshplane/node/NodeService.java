@@ -313,6 +313,7 @@ public final class NodeService implements NodeActions {
         .put("pki_sync", pki.sync(l == null ? "" : l.pkiBundle(), l == null ? "" : l.pkiIssuer(), l == null ? "" : l.pkiSerial()))
         .put("ingress_sync", ingress.sync(r.id(), l == null ? "" : l.ingressVersion()))
         .put("ingress_stats", l == null || l.ingressStats().isEmpty() ? null : new JsonObject(l.ingressStats()))
+        .put("waf_sync", ingress.wafSync(r.id(), l == null ? "" : l.wafReport()))
         .put("telemetry", telemetry(r.id(), telemetry))
         .put("created_at", Times.format(r.createdAt()))
         .put("updated_at", Times.format(r.updatedAt()));

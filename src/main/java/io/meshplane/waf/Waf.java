@@ -16,6 +16,28 @@ import java.util.Map;
 public final class Waf {
   private Waf() {}
 
+  /** How many bytes of a body the WAF reads: an edge buffers at most this much before it decides. */
+  public static final int BODY_PREFIX = RequestModel.BODY_PREFIX;
+
+  /**
+   * The probe nonce of a policy version: a request carrying it in {@link #PROBE_HEADER} is refused by
+   * the edge enforcing that version (a rule every version carries ahead of its own), which proves the
+   * version is in the request path. Derived from the version's identity, so every replica and every
+   * edge computes the same one; knowing it lets a client do no more than be refused.
+   */
+  public static String probeNonce(String team, String environment, long version) {
+    try {
+      byte[] h = java.security.MessageDigest.getInstance("SHA-256")
+          .digest(("meshplane-waf-probe\u0000" + team + "\u0000" + environment + "\u0000" + version).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      return java.util.HexFormat.of().formatHex(h, 0, 16);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** The header of a probe request ({@link #probeNonce}). */
+  public static final String PROBE_HEADER = "x-meshplane-waf-probe";
+
   /**
    * One request as the WAF sees it: the method, the target as sent (path and query, percent-encoded),
    * the header fields in order, the client's IP literal (or empty), the first bytes of the body and its
@@ -35,12 +57,46 @@ public final class Waf {
   /**
    * What a policy decided: {@code outcome} {@code deny}, {@code allow} (an allow rule stopped the
    * evaluation) or {@code pass}; the status and title of a denial; the rule that stopped it (or empty);
-   * every rule that matched, in order; the rules whose evaluation failed (counted as not matched).
+   * every rule that matched, in order; the rules whose evaluation failed (counted as not matched); the
+   * {@code log} rules that matched; whether the denial is a rate limit's (its bucket was empty).
    */
-  public record Decision(String outcome, int status, String title, String rule, List<String> matched, List<String> errors) {
+  public record Decision(String outcome, int status, String title, String rule, List<String> matched, List<String> errors, List<String> logged,
+      boolean rateLimited) {
     static Decision of(WafDecision d) {
-      return new Decision(d.outcome().name().toLowerCase(java.util.Locale.ROOT), d.status(), d.title(), d.ruleId(), d.matchedIds(), d.errors());
+      List<String> logged = List.of();
+      boolean limited = false;
+      for (WafDecision.Hit h : d.hits()) {
+        if ("log".equals(h.action())) {
+          if (logged.isEmpty()) logged = new ArrayList<>(2);
+          logged.add(h.ruleId());
+        }
+        limited |= h.limited();
+      }
+      return new Decision(d.outcome().name().toLowerCase(java.util.Locale.ROOT), d.status(), d.title(), d.ruleId(), d.matchedIds(), d.errors(),
+          logged, limited);
     }
+
+    public boolean denied() {
+      return "deny".equals(outcome);
+    }
+  }
+
+  /**
+   * Where an edge's {@code rate_limit} rules count: token buckets in memory, at most {@code maxKeys}
+   * (rule, key) pairs (the least recently used forgotten past that). Kept across policy versions, so a
+   * reload does not refill every bucket. Thread-safe.
+   */
+  public static final class Limiter {
+    private final RateLimiter buckets;
+
+    private Limiter(RateLimiter buckets) {
+      this.buckets = buckets;
+    }
+  }
+
+  /** A {@link Limiter} of at most {@code maxKeys} buckets. */
+  public static Limiter limiter(int maxKeys) {
+    return new Limiter(new TokenBucketLimiter(maxKeys));
   }
 
   /** A sample request of a preview, with the ingress route it came through (null: none, the policy's own overrides). */
@@ -95,6 +151,11 @@ public final class Waf {
     /** The decision for a request through {@code route} (null or a route without overrides: the policy's own), with no rate limiting. */
     public Decision evaluate(Request request, String route) {
       return Decision.of(program(route).evaluate(request.internal(), RateLimiter.NONE));
+    }
+
+    /** The decision at an edge: as {@link #evaluate}, the {@code rate_limit} rules counting in {@code limiter}. */
+    public Decision enforce(Request request, String route, Limiter limiter) {
+      return Decision.of(program(route).evaluate(request.internal(), limiter.buckets));
     }
 
     private WafProgram program(String route) {

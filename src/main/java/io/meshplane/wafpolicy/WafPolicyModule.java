@@ -1,6 +1,7 @@
 package io.meshplane.wafpolicy;
 
 import io.meshplane.audit.AuditLog;
+import io.meshplane.changes.ChangeLog;
 import io.meshplane.common.BoundedWork;
 import io.meshplane.http.Api;
 import io.meshplane.http.Cursors;
@@ -8,7 +9,10 @@ import io.meshplane.module.Module;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.Future;
 import io.vertx.core.Vertx;
+import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.SqlClient;
+import java.util.List;
 import java.time.Duration;
 
 /**
@@ -22,10 +26,44 @@ public final class WafPolicyModule implements Module {
   private final WafPolicyService service;
   private final Cursors cursors;
 
-  public WafPolicyModule(Vertx vertx, Pool pool, AuditLog audit, Cursors cursors, MeterRegistry registry) {
+  /**
+   * What this feature asks of the ingress nodes (wired by {@code app}; it knows neither the ingress book
+   * nor the live state): which nodes serve a team+environment's routes, and their traffic-policy reports.
+   */
+  public interface Edges {
+    /** The ids of at most {@code max} nodes serving the team+environment's routes. CPU over the replica's nodes: called on this feature's pool. */
+    List<String> nodes(String team, String environment, int max);
+
+    /** Each node's last {@code waf} report as compact JSON ("" or absent: none). */
+    Future<java.util.Map<String, String>> reports(java.util.Set<String> nodeIds);
+
+    Edges NONE = new Edges() {
+      @Override
+      public List<String> nodes(String team, String environment, int max) {
+        return List.of();
+      }
+
+      @Override
+      public Future<java.util.Map<String, String>> reports(java.util.Set<String> nodeIds) {
+        return Future.succeededFuture(java.util.Map.of());
+      }
+    };
+  }
+
+  public WafPolicyModule(Vertx vertx, Pool pool, AuditLog audit, ChangeLog.Feed changes, Cursors cursors, MeterRegistry registry, Edges edges) {
     this.work = new BoundedWork(vertx, "waf", WORK, registry);
-    this.service = new WafPolicyService(new WafPolicyRepository(pool), audit, work);
+    this.service = new WafPolicyService(new WafPolicyRepository(pool), audit, work, changes, edges);
     this.cursors = cursors;
+  }
+
+  /**
+   * The policies in force, for a follower of the change log loading from a snapshot (the ingress book):
+   * per team+environment, the latest {@code enforce} version and, when a later one is in {@code shadow},
+   * that one too, each as a {@code waf} change-log entry's data ({@code team, environment, version, mode,
+   * policy}), older first. One pass over the table's index.
+   */
+  public static Future<List<JsonObject>> inForce(SqlClient snapshot) {
+    return WafPolicyRepository.inForce(snapshot);
   }
 
   @Override

@@ -2,6 +2,7 @@ package io.meshplane.wafpolicy;
 
 import io.meshplane.common.Sql;
 import io.vertx.core.Future;
+import io.vertx.core.json.JsonObject;
 import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.SqlClient;
@@ -44,6 +45,25 @@ final class WafPolicyRepository {
     return pool.preparedQuery("SELECT " + COLUMNS + " FROM waf_policies WHERE team = $1 AND environment = $2"
             + " AND ($3::int8 IS NULL OR version > $3) ORDER BY version LIMIT $4")
         .execute(Tuple.of(team, env, afterVersion, limit)).map(rows -> Sql.list(rows, WafPolicyRepository::map));
+  }
+
+  /** See {@link WafPolicyModule#inForce}: the latest version of each mode per team+environment; a shadow one only when newer. */
+  static Future<List<JsonObject>> inForce(SqlClient snapshot) {
+    return snapshot.query("SELECT DISTINCT ON (team, environment, mode) team, environment, version, mode, document FROM waf_policies "
+            + "ORDER BY team, environment, mode, version DESC").execute()
+        .map(rows -> {
+          java.util.Map<String, Long> enforced = new java.util.HashMap<>();
+          List<JsonObject> all = Sql.list(rows, r -> new JsonObject().put("team", r.getString("team")).put("environment", r.getString("environment"))
+              .put("version", r.getLong("version")).put("mode", r.getString("mode")).put("policy", new JsonObject(r.getString("document"))));
+          for (JsonObject o : all) if ("enforce".equals(o.getString("mode"))) enforced.put(o.getString("team") + "/" + o.getString("environment"), o.getLong("version"));
+          List<JsonObject> out = new java.util.ArrayList<>();
+          for (JsonObject o : all) {
+            long e = enforced.getOrDefault(o.getString("team") + "/" + o.getString("environment"), 0L);
+            if ("enforce".equals(o.getString("mode")) || o.getLong("version") > e) out.add(o);
+          }
+          out.sort(java.util.Comparator.comparingLong(o -> o.getLong("version")));
+          return out;
+        });
   }
 
   /** This team+environment's writers one at a time (other teams never wait): held to the transaction's end. */

@@ -53,16 +53,23 @@ final class WafPolicyRoutes {
       Long ifMatch = Params.ifMatchVersion(ctx, "the traffic policy version");
       return policies.restore(caller, Api.request(ctx), scope, from, ifMatch).map(body -> respond(ctx, body));
     });
+    api.route(GET, "/waf/samples", Permission.WAF_READ, "waf.read", null, SCOPE, (ctx, caller) ->
+        policies.samples(caller, scope(ctx, caller)).map(body -> {
+          Responses.ok(ctx, body);
+          return null;
+        }));
     api.route(POST, "/waf/preview", Permission.WAF_READ, "waf.preview", null, SCOPE, (ctx, caller) -> {
       WafPolicyService.Scope scope = scope(ctx, caller);
       JsonObject body = JsonBodies.required(ctx);
       Fields f = new Fields();
       JsonObject candidate = f.object(body, "policy", "policy");
-      JsonArray samples = body.getValue("samples") instanceof JsonArray a ? a : null;
-      if (samples == null) f.error("samples", "must be a list of sample requests (at most " + WafPolicyService.MAX_SAMPLES + ")");
+      Object given = body.getValue("samples");
+      JsonArray samples = given instanceof JsonArray a ? a : null;
+      // absent: the samples the ingress nodes reported recently (GET /waf/samples)
+      if (given != null && samples == null) f.error("samples", "must be a list of sample requests (at most " + WafPolicyService.MAX_SAMPLES + ")");
       for (String k : body.fieldNames()) if (!k.equals("policy") && !k.equals("samples")) f.error(k, "is not a field of a preview (policy, samples)");
       f.check();
-      return policies.preview(caller, scope, candidate.encode(), samples.encode()).map(answer -> {
+      return policies.preview(caller, scope, candidate.encode(), samples == null ? null : samples.encode()).map(answer -> {
         Responses.ok(ctx, answer);
         return null;
       });

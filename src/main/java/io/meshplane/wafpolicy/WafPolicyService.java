@@ -2,6 +2,7 @@ package io.meshplane.wafpolicy;
 
 import io.meshplane.access.Caller;
 import io.meshplane.audit.AuditLog;
+import io.meshplane.changes.ChangeLog;
 import io.meshplane.common.BoundedWork;
 import io.meshplane.common.Page;
 import io.meshplane.common.Refusal;
@@ -36,7 +37,12 @@ final class WafPolicyService {
   private final AuditLog audit;
   private final BoundedWork work;
 
-  WafPolicyService(WafPolicyRepository policies, AuditLog audit, BoundedWork work) {
+  private final ChangeLog.Feed changes;
+  private final WafPolicyModule.Edges edges;
+
+  WafPolicyService(WafPolicyRepository policies, AuditLog audit, BoundedWork work, ChangeLog.Feed changes, WafPolicyModule.Edges edges) {
+    this.changes = changes;
+    this.edges = edges;
     this.policies = policies;
     this.audit = audit;
     this.work = work;
@@ -113,11 +119,19 @@ final class WafPolicyService {
             JsonObject details = new JsonObject().put("old_version", old).put("new_version", old + 1).put("mode", p.mode())
                 .put("tests", (Integer) checked[1]);
             if (restoredFrom != null) details.put("restored_from", restoredFrom);
+            // the change log carries the document to every replica's ingress book, which sends it to the ingress nodes
+            JsonObject entry = new JsonObject().put("team", scope.team()).put("environment", scope.environment()).put("version", old + 1)
+                .put("mode", p.mode()).put("policy", new JsonObject(document));
             return WafPolicyRepository.insert(tx, s)
-                .compose(x -> audit.success(tx, caller, request, restoredFrom == null ? "waf.update" : "waf.rollback", "waf", scope.group(),
-                    scope.team(), scope.environment(), details))
-                .map(x -> toJson(scope, s).put("tests", new JsonObject().put("passed", (Integer) checked[1])));
+                .compose(x -> ChangeLog.append(tx, "waf", entry))
+                .compose(seq -> audit.success(tx, caller, request, restoredFrom == null ? "waf.update" : "waf.rollback", "waf", scope.group(),
+                    scope.team(), scope.environment(), details)
+                    .map(x -> new Object[] {toJson(scope, s).put("tests", new JsonObject().put("passed", (Integer) checked[1])), seq}));
           }));
+    }).compose(done -> {
+      // every replica is told; this one has applied it before the answer (read-your-writes, as the ingress routes)
+      changes.announce();
+      return changes.applied((Long) done[1]).map(v -> (JsonObject) done[0]);
     });
   }
 
@@ -136,9 +150,11 @@ final class WafPolicyService {
    * A candidate document against sample requests, storing nothing: each sample's decision under the
    * current version and under the candidate, which of them differ, and the candidate's own tests.
    */
-  Future<JsonObject> preview(Caller caller, Scope scope, String candidate, String samples) {
+  Future<JsonObject> preview(Caller caller, Scope scope, String candidate, String given) {
     inside(caller, scope);
-    return policies.current(scope.team(), scope.environment()).compose(current -> work.submit(caller.id(), scope.group(), WORK, deadline -> {
+    // no samples given: the ones the ingress nodes reported, as requests
+    Future<String> chosen = given != null ? Future.succeededFuture(given) : recent(caller, scope).map(WafSamples::asRequests);
+    return chosen.compose(samples -> policies.current(scope.team(), scope.environment()).compose(current -> work.submit(caller.id(), scope.group(), WORK, deadline -> {
       Waf.Policy next;
       try {
         next = Waf.compile(candidate);
@@ -167,8 +183,26 @@ final class WafPolicyService {
       }
       return new JsonObject().put("team", scope.team()).put("environment", scope.environment())
           .put("current_version", current == null ? 0 : current.version()).put("mode", next.mode()).put("samples", out).put("changed", changed)
-          .put("tests", tests);
-    }));
+          .put("tests", tests).put("samples_from", given == null ? "ingress_nodes" : "request");
+    })));
+  }
+
+  /**
+   * The samples of denied (and shadow-denied) requests the ingress nodes of the team+environment
+   * reported, newest first, at most {@value WafSamples#MAX} (API.md §20, "Samples"). Which nodes serve the
+   * routes is found on this feature's pool (it walks the replica's book of nodes); their reports are read
+   * from the live state.
+   */
+  Future<JsonObject> samples(Caller caller, Scope scope) {
+    inside(caller, scope);
+    return recent(caller, scope).map(list -> new JsonObject().put("team", scope.team()).put("environment", scope.environment())
+        .put("samples", list));
+  }
+
+  private Future<JsonArray> recent(Caller caller, Scope scope) {
+    return work.submit(caller.id(), scope.group(), "traffic policy samples", deadline -> edges.nodes(scope.team(), scope.environment(), WafSamples.NODES))
+        .compose(ids -> ids.isEmpty() ? Future.succeededFuture(java.util.Map.<String, String>of()) : edges.reports(new java.util.HashSet<>(ids)))
+        .map(WafSamples::newestFirst);
   }
 
   static JsonObject decision(Waf.Decision d) {

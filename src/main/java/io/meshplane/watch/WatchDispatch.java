@@ -137,7 +137,8 @@ final class WatchDispatch implements ChangeLog.Follower {
       }
       // pki: a revocation, or a new state of the CA hierarchy (a rotation's bundle): MeshCA applied it before this follower
       // ingress: a team+environment's routes (the ingress feature applied it before this follower)
-      case "enroll", "retag", "policy", "live", "online", "pki", "ingress" -> everything = true;
+      // waf: a team+environment's traffic policy, sent inside the ingress routes block (the ingress feature applied it too)
+      case "enroll", "retag", "policy", "live", "online", "pki", "ingress", "waf" -> everything = true;
       default -> {
         return false;
       }

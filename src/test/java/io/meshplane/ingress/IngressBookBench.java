@@ -23,7 +23,7 @@ public final class IngressBookBench {
   public static void main(String[] args) {
     int n = args.length > 0 ? Integer.parseInt(args[0]) : 100_000;
     int r = args.length > 1 ? Integer.parseInt(args[1]) : 50;
-    IngressBook book = new IngressBook();
+    IngressBook book = new IngressBook(s -> io.vertx.core.Future.succeededFuture(java.util.List.of()));
     long seq = 1;
     for (int i = 0; i < n; i++) {
       JsonArray tags = new JsonArray().add(i % 100 == 0 ? "tag:edge" : "tag:t" + (i % 50));
