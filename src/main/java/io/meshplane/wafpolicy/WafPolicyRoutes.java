@@ -66,7 +66,7 @@ final class WafPolicyRoutes {
       Object given = body.getValue("samples");
       JsonArray samples = given instanceof JsonArray a ? a : null;
       // absent: the samples the ingress nodes reported recently (GET /waf/samples)
-      if (given != null && samples == null) f.error("samples", "must be a list of sample requests (at most " + WafPolicyService.MAX_SAMPLES + ")");
+      if (body.containsKey("samples") && samples == null) f.error("samples", "must be a list of sample requests (at most " + WafPolicyService.MAX_SAMPLES + ")");
       for (String k : body.fieldNames()) if (!k.equals("policy") && !k.equals("samples")) f.error(k, "is not a field of a preview (policy, samples)");
       f.check();
       return policies.preview(caller, scope, candidate.encode(), samples == null ? null : samples.encode()).map(answer -> {

@@ -92,6 +92,7 @@ class PermissionMatrixTest {
     EXPECTED.put("GET /v1/waf/versions/{version}", Permission.WAF_READ);
     EXPECTED.put("POST /v1/waf/versions/{version}/restore", Permission.WAF_WRITE);
     EXPECTED.put("POST /v1/waf/preview", Permission.WAF_READ);
+    EXPECTED.put("GET /v1/waf/samples", Permission.WAF_READ);
     EXPECTED.put("GET /v1/meshca/bundle", Permission.MESHCA_READ);
     EXPECTED.put("GET /v1/meshca/crl", Permission.MESHCA_READ);
     EXPECTED.put("GET /v1/meshca/certificates", Permission.MESHCA_READ);

@@ -215,7 +215,7 @@ final class HostileReplica {
         .put("ingress", new JsonArray().add(new JsonObject().put("name", "web").put("state", "active")))
         .put("command_results", new JsonArray().add(new JsonObject().put("id", "op_01m8000000000000000000000a")
             .put("status", "succeeded").put("detail", "done")))
-        .put("ingress_routes", new JsonObject().put("version", "1"));
+        .put("ingress_routes", new JsonObject().put("version", "1").put("waf", new JsonObject().put("version", "1").put("samples", new JsonArray())));
     BODY_ROUTES.add(new BodyRoute(HttpMethod.POST, "/v1/nodes/{id}/heartbeat", nodePath + "/heartbeat", "", agent, beat,
         List.of(new Field("endpoints", Kind.ARRAY, false, false), new Field("endpoints[0]", Kind.STRING, true, true),
             new Field("public_key", Kind.STRING, false, true), new Field("relay", Kind.STRING, false, true),
@@ -227,7 +227,8 @@ final class HostileReplica {
             new Field("command_results", Kind.ARRAY, false, false), new Field("command_results[0].id", Kind.STRING, true, true),
             new Field("command_results[0].status", Kind.STRING, true, true), new Field("known", Kind.OBJECT, false, false),
             new Field("known.peers", Kind.NUMBER, false, false), new Field("known.acl", Kind.NUMBER, false, false),
-            new Field("ingress_routes", Kind.OBJECT, false, false), new Field("ingress_routes.version", Kind.STRING, true, true))));
+            new Field("ingress_routes", Kind.OBJECT, false, false), new Field("ingress_routes.version", Kind.STRING, true, true),
+            new Field("ingress_routes.waf", Kind.OBJECT, false, false), new Field("ingress_routes.waf.version", Kind.STRING, false, true))));
     BODY_ROUTES.add(new BodyRoute(HttpMethod.PUT, "/v1/nodes/{id}/tags", nodePath + "/tags", "", bearer,
         new JsonObject().put("tags", new JsonArray().add("tag:a").add("tag:b")),
         List.of(new Field("tags", Kind.ARRAY, true, false), new Field("tags[0]", Kind.STRING, true, true),

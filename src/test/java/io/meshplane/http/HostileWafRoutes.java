@@ -58,6 +58,7 @@ final class HostileWafRoutes {
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.POST, "/v1/waf/versions/{version}/restore", "/v1/waf/versions/1/restore", bearer,
         scopeParams, null, null));
     QUERY_ROUTES.add(new QueryRoute(HttpMethod.POST, "/v1/waf/preview", "/v1/waf/preview", bearer, scopeParams, null, wafPreview));
+    QUERY_ROUTES.add(new QueryRoute(HttpMethod.GET, "/v1/waf/samples", "/v1/waf/samples", bearer, scopeParams, null, null));
     Set<Integer> notFound = Set.of(400, 404, 405);
     idRoute(HttpMethod.GET, "/v1/waf/versions/{version}", "version", "/v1/waf/versions/{hostile}?" + scope, bearer, notFound);
     idRoute(HttpMethod.POST, "/v1/waf/versions/{version}/restore", "version", "/v1/waf/versions/{hostile}/restore?" + scope, bearer,

@@ -74,8 +74,30 @@ class OpenApiIngressContractTest {
     check("GET", "/v1/ingress/routes/ir_01m8000000000000000000000z", root, null, null, null, 404);
     check("PUT", "/v1/ingress/routes/" + id, root, route.copy().put("exposure", "mesh").put("tls", "meshca").encode(), null, "\"9\"", 409);
     check("PUT", "/v1/ingress/routes/" + id, root, route.copy().put("exposure", "mesh").put("tls", "meshca").encode(), null, "\"1\"", 200);
+    // a traffic policy: sent with the routes (the block's waf), reported back with the WAF's counters and a sample
+    check("PUT", "/v1/waf", root, new JsonObject().put("mode", "enforce").put("rules", new JsonArray().add(new JsonObject().put("id", "no-admin")
+        .put("expression", "request.path.startsWith('/admin')").put("action", new JsonObject().put("type", "deny").put("status", 403)))).encode(),
+        "team=ing&environment=prod", null, 200);
     // the heartbeat: the full block, then unchanged; the node record with ingress_sync and ingress_stats
     JsonObject full = check("POST", "/v1/nodes/" + edgeId + "/heartbeat", agent, "{}", null, null, 200).getJsonObject("ingress_routes");
+    assertEquals(1, full.getJsonObject("waf").getJsonObject("enforce").getInteger("version"), full.encode());
+    JsonObject waf = new JsonObject().put("version", "1").put("enforce", 1).putNull("shadow").putNull("error")
+        .put("probe", new JsonObject().put("version", "1").put("passed", true).put("status", 403).put("at", 1798761600L).putNull("detail"))
+        .put("samples", new JsonArray().add(new JsonObject().put("at", 1798761600L).put("route", id).put("rule", "no-admin").put("outcome", "deny")
+            .put("status", 403).put("request", new JsonObject().put("method", "GET").put("target", "/admin?token=[redacted]").put("client_ip", "192.0.2.7")
+                .putNull("body").put("headers", new JsonArray().add(new JsonArray().add("user-agent").add("curl/8"))))));
+    JsonObject withWaf = new JsonObject().put("version", full.getString("version")).put("waf", waf).put("routes", new JsonObject().put(id,
+        new JsonObject().put("requests", 1).put("errors", 0).put("active", 0).put("bytes_in", 0).put("bytes_out", 0).putNull("serial")
+            .put("status_classes", new JsonObject().put("2xx", 0).put("3xx", 0).put("4xx", 1).put("5xx", 0))
+            .put("waf", new JsonObject().put("evaluated", 1).put("denied", 1).put("logged", 0).put("rate_limited", 0).put("would_deny", 0)
+                .put("errors", 0).put("busy", 0).put("rules", new JsonObject().put("no-admin", 1)))));
+    check("POST", "/v1/nodes/" + edgeId + "/heartbeat", agent, new JsonObject().put("ingress_routes", withWaf).encode(), null, null, 200);
+    JsonObject record = check("GET", "/v1/nodes/" + edgeId, root, null, null, null, 200);
+    assertEquals("passed", record.getJsonObject("waf_sync").getJsonObject("probe").getString("state"), record.encode());
+    assertEquals(1, check("GET", "/v1/waf/samples", root, null, "team=ing&environment=prod", null, 200).getJsonArray("samples").size());
+    JsonObject badSample = withWaf.copy();
+    badSample.getJsonObject("waf").getJsonArray("samples").getJsonObject(0).put("route", "nope");
+    check("POST", "/v1/nodes/" + edgeId + "/heartbeat", agent, new JsonObject().put("ingress_routes", badSample).encode(), null, null, 400);
     JsonObject report = new JsonObject().put("version", full.getString("version")).put("routes", new JsonObject().put(id,
         new JsonObject().put("requests", 3).put("errors", 0).put("active", 1).put("bytes_in", 10).put("bytes_out", 20).putNull("serial")
             .put("not_after", 1798761600L).put("acme_error", "http-01 for shop.example.com failed: connection refused")
