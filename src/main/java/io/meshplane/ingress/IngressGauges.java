@@ -40,8 +40,14 @@ final class IngressGauges {
   static final Duration INTERVAL = Duration.ofSeconds(15);
   static final List<String> SYNC = List.of("current", "behind", "offline");
 
-  /** One sample's figures. */
-  record Figures(Map<String, Long> nodes, long behindSinceMs, long minNotAfterS, long acmeFailingRoutes, long meshcaFailingRoutes) {}
+  /** WAF decision outcomes summed over the ingress nodes' reports (bounded: these keys only). */
+  static final List<String> OUTCOMES = List.of("evaluated", "denied", "rate_limited", "logged", "would_deny", "errors", "busy");
+
+  /** One sample's figures; {@code waf*}: the nodes whose team+environment has a traffic policy, by {@code waf_sync}. */
+  record Figures(Map<String, Long> nodes, long behindSinceMs, long minNotAfterS, long acmeFailingRoutes, long meshcaFailingRoutes,
+      Map<String, Long> wafNodes, long wafBehindSinceMs, long wafProbeFailing, Map<String, Long> wafDecisions) {
+    static final Figures NONE = new Figures(Map.of(), -1, Long.MAX_VALUE, 0, 0, Map.of(), -1, 0, Map.of());
+  }
 
   private final Vertx vertx;
   private final HazelcastInstance hz;
@@ -55,6 +61,11 @@ final class IngressGauges {
   private final AtomicLong minNotAfterS = new AtomicLong(Long.MAX_VALUE);
   private final MultiGauge expiry;
   private boolean expiryShown;
+  private final Map<String, AtomicLong> wafNodes = new HashMap<>();
+  private final AtomicLong wafBehindSinceMs = new AtomicLong(-1);
+  private final AtomicLong wafProbeFailing = new AtomicLong();
+  private final Map<String, AtomicLong> wafDecisions = new HashMap<>();
+  private final Map<String, Long> wafBehindSince = new java.util.concurrent.ConcurrentHashMap<>();
 
   // the sampler's (one run at a time: sampling)
   private final Map<String, Long> behindSince = new java.util.concurrent.ConcurrentHashMap<>();
@@ -66,7 +77,12 @@ final class IngressGauges {
   private final AtomicLong ticks = new AtomicLong();
   private final AtomicLong samples = new AtomicLong();
 
-  IngressGauges(Vertx vertx, HazelcastInstance hz, MeterRegistry registry, IngressBook book, Supplier<LiveNodes> live) {
+  /** A node's {@code waf_sync} from its report ({@link IngressModule#wafSync}). */
+  private final java.util.function.BiFunction<String, String, JsonObject> wafSync;
+
+  IngressGauges(Vertx vertx, HazelcastInstance hz, MeterRegistry registry, IngressBook book, Supplier<LiveNodes> live,
+      java.util.function.BiFunction<String, String, JsonObject> wafSync) {
+    this.wafSync = wafSync;
     this.vertx = vertx;
     this.hz = hz;
     this.book = book;
@@ -88,6 +104,28 @@ final class IngressGauges {
     Gauge.builder("mesh.ingress.meshca.failing.routes", meshcaFailing, AtomicLong::doubleValue)
         .description("Routes whose last MeshCA hostname-certificate request failed on an online ingress node (their meshca_error); oldest replica only")
         .register(registry);
+    for (String s : SYNC) {
+      AtomicLong v = new AtomicLong();
+      wafNodes.put(s, v);
+      Gauge.builder("mesh.waf.nodes", v, AtomicLong::doubleValue)
+          .description("Ingress nodes of a team and environment with a traffic policy, by sync (current: reported enforcing the current "
+              + "policy version, behind, offline); oldest replica only")
+          .tag("sync", s).register(registry);
+    }
+    Gauge.builder("mesh.waf.apply.lag.seconds", wafBehindSinceMs, v -> v.get() < 0 ? 0 : Math.max(0, System.currentTimeMillis() - v.get()) / 1000.0)
+        .description("The longest time an online ingress node has been behind its current traffic policy version (0: none); oldest replica only")
+        .register(registry);
+    Gauge.builder("mesh.waf.probe.failing.nodes", wafProbeFailing, AtomicLong::doubleValue)
+        .description("Online ingress nodes whose probe of the current traffic policy version did not pass (failed, stale or none); oldest replica only")
+        .register(registry);
+    for (String o : OUTCOMES) {
+      AtomicLong v = new AtomicLong();
+      wafDecisions.put(o, v);
+      Gauge.builder("mesh.waf.decisions", v, AtomicLong::doubleValue)
+          .description("WAF decisions by outcome, summed over the online ingress nodes' last reports (each counted since its agent started; "
+              + "would_deny: the shadow version's); oldest replica only")
+          .tag("outcome", o).register(registry);
+    }
     this.expiry = MultiGauge.builder("mesh.ingress.certificate.expiry.seconds")
         .description("Seconds until the first ACME certificate served by an online ingress node expires; on the oldest replica, once one is reported")
         .register(registry);
@@ -105,8 +143,11 @@ final class IngressGauges {
   private void sample() {
     ticks.incrementAndGet();
     if (!oldest()) {
-      if (!sampling) behindSince.clear();
-      show(new Figures(Map.of(), -1, Long.MAX_VALUE, 0, 0));
+      if (!sampling) {
+        behindSince.clear();
+        wafBehindSince.clear();
+      }
+      show(Figures.NONE);
       return;
     }
     if (sampling) return; // the last sample still runs: this interval keeps its figures
@@ -142,12 +183,31 @@ final class IngressGauges {
     Set<String> meshcaFailingIds = new HashSet<>();
     Set<String> seen = new HashSet<>(ids);
     behindSince.keySet().retainAll(seen);
+    wafBehindSince.keySet().retainAll(seen);
+    Map<String, Long> wafCount = new HashMap<>();
+    Map<String, Long> decisions = new HashMap<>();
+    long wafEarliest = -1;
+    long probeFailing = 0;
     for (String id : ids) {
       LiveNodes.Live l = all.get(id);
       if (l == null || l.heartbeatAt() < cutoff) {
         count.merge("offline", 1L, Long::sum);
         behindSince.remove(id);
+        wafBehindSince.remove(id);
+        if (book.wafVersions(id, null).getValue("current") != null) wafCount.merge("offline", 1L, Long::sum);
         continue;
+      }
+      JsonObject waf = wafSync.apply(id, l.wafReport());
+      if (!"none".equals(waf.getString("state"))) {
+        boolean current = "current".equals(waf.getString("state"));
+        wafCount.merge(current ? "current" : "behind", 1L, Long::sum);
+        if (current) {
+          wafBehindSince.remove(id);
+        } else {
+          long since = wafBehindSince.computeIfAbsent(id, book::currentSince);
+          wafEarliest = wafEarliest < 0 ? since : Math.min(wafEarliest, since);
+        }
+        if (waf.getValue("current") != null && !"passed".equals(waf.getJsonObject("probe").getString("state"))) probeFailing++;
       }
       String state = book.sync(id, l.ingressVersion()).getString("state");
       if ("current".equals(state)) {
@@ -165,9 +225,12 @@ final class IngressGauges {
         if (r.getValue("not_after") instanceof Number n) minNotAfter = Math.min(minNotAfter, n.longValue());
         if (r.getValue("acme_error") instanceof String) failing.add(e.getKey());
         if (r.getValue("meshca_error") instanceof String) meshcaFailingIds.add(e.getKey());
+        if (r.getValue("waf") instanceof JsonObject w) {
+          for (String o : OUTCOMES) if (w.getValue(o) instanceof Number n) decisions.merge(o, n.longValue(), Long::sum);
+        }
       }
     }
-    return new Figures(count, earliest, minNotAfter, failing.size(), meshcaFailingIds.size());
+    return new Figures(count, earliest, minNotAfter, failing.size(), meshcaFailingIds.size(), wafCount, wafEarliest, probeFailing, decisions);
   }
 
   private void show(Figures f) {
@@ -175,6 +238,10 @@ final class IngressGauges {
     behindSinceMs.set(f.behindSinceMs());
     acmeFailing.set(f.acmeFailingRoutes());
     meshcaFailing.set(f.meshcaFailingRoutes());
+    for (String s : SYNC) wafNodes.get(s).set(f.wafNodes().getOrDefault(s, 0L));
+    wafBehindSinceMs.set(f.wafBehindSinceMs());
+    wafProbeFailing.set(f.wafProbeFailing());
+    for (String o : OUTCOMES) wafDecisions.get(o).set(f.wafDecisions().getOrDefault(o, 0L));
     minNotAfterS.set(f.minNotAfterS());
     boolean any = f.minNotAfterS() != Long.MAX_VALUE;
     if (any != expiryShown) {

@@ -47,7 +47,7 @@ public final class IngressModule implements Module, NodeIngress {
     this.book = new IngressBook(wafInForce);
     this.cursors = cursors;
     this.service = new IngressService(new IngressRepository(pool, reads), audit, changes, reach);
-    this.gauges = new IngressGauges(vertx, hz, registry, book, live);
+    this.gauges = new IngressGauges(vertx, hz, registry, book, live, this::wafSync);
     changes.follow(book);
   }
 

@@ -167,6 +167,12 @@ class WafEdgeTest {
         assertEquals(200, get(in, "/reports/q3").status());
         assertEquals(403, get(in, "/admin").status(), "the enforced version still decides");
         Await.until("would_deny counted", 20_000, () -> edge.ingress().counters().of(routeId).waf.wouldDeny >= 1);
+        // the coordinator's gauges (sampled every 15 s): the node current, its probe passed, the decisions summed from its reports
+        Await.until("the WAF gauges sampled", 40_000, () -> io.meshplane.testing.Metrics.value(http, port, "mesh_waf_nodes{sync=\"current\"}"),
+            v -> v == 1.0);
+        Await.until("the denials summed", 40_000, () -> io.meshplane.testing.Metrics.value(http, port, "mesh_waf_decisions{outcome=\"denied\"}"),
+            v -> v >= 3.0);
+        assertEquals(0.0, io.meshplane.testing.Metrics.value(http, port, "mesh_waf_probe_failing_nodes"));
 
         // another team's policy changes nothing here
         putPolicy("otherteam", new JsonObject().put("mode", "enforce").put("rules", new JsonArray().add(new JsonObject().put("id", "all")
