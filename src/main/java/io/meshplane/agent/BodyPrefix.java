@@ -19,6 +19,8 @@ record BodyPrefix(Buffer buffer, boolean ended, long size, HttpServerRequest req
   static Future<BodyPrefix> read(HttpServerRequest req, int max) {
     long declared = length(req.getHeader("content-length"));
     Promise<BodyPrefix> done = Promise.promise();
+    // a client waiting for 100 Continue before its body: the edge asks for it itself (the WAF needs the first bytes)
+    if ("100-continue".equalsIgnoreCase(req.getHeader("expect"))) req.response().writeContinue();
     Buffer acc = Buffer.buffer();
     req.exceptionHandler(done::tryFail);
     req.handler(b -> {

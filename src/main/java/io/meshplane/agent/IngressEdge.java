@@ -236,6 +236,12 @@ final class IngressEdge implements AgentSession.Edge {
         .put("waf", waf.info());
   }
 
+  /** Where the edge reaches its own plain listener (the probe): its address, or loopback when it listens on every address. */
+  String selfHost() {
+    String h = settings.host();
+    return h == null || h.equals("0.0.0.0") || h.equals("::") || h.equals("[::]") ? "127.0.0.1" : h;
+  }
+
   int plainPort() {
     return listener.plainPort();
   }

@@ -221,6 +221,7 @@ final class IngressProxy {
     }
     ProxyRequest proxied = ProxyRequest.reverseProxy(req); // pauses the request: its body is piped, never buffered
     if (body != null) {
+      proxied.headers().remove("expect"); // answered by the edge already: the target gets the body at once
       // the bytes the WAF read go first; a body read whole is sent as it is, else the rest streams behind them
       proxied.setBody(body.ended() ? io.vertx.httpproxy.Body.body(body.buffer())
           : io.vertx.httpproxy.Body.body(body.stream(), req.headers().contains("content-length") ? body.size() : -1));

@@ -34,7 +34,7 @@ final class WafProbe {
 
   /** Null when the version answered the probe, else why not. */
   private static Future<String> one(IngressEdge edge, String host, String path, EdgeWaf.Part part) {
-    RequestOptions o = new RequestOptions().setMethod(HttpMethod.GET).setHost("127.0.0.1").setPort(edge.plainPort()).setURI(path)
+    RequestOptions o = new RequestOptions().setMethod(HttpMethod.GET).setHost(edge.selfHost()).setPort(edge.plainPort()).setURI(path)
         .putHeader("Host", host).putHeader(Waf.PROBE_HEADER, part.probe()).setTimeout(5_000);
     return edge.client().request(o).compose(r -> r.send().compose(resp -> resp.body().map(b -> {
       String v = resp.getHeader("X-Meshplane-Waf-Version");
