@@ -46,7 +46,8 @@ export function renderWafHistory(ctx) {
       viewTitle.textContent = `Version ${str(p.version)}`;
       viewMeta.replaceChildren('Mode ', modeBadge(p.mode, 'waf-history-mode'), ' · stored ', fmtTime(p.created_at), ` by ${actorName(p.created_by)}`,
         p.restored_from != null ? `, restored from version ${str(p.restored_from)}` : '', '.');
-      viewPre.replaceChildren(pre(p.policy || {}));
+      // it scrolls when long: focusable, named, so that a keyboard can scroll it
+      viewPre.replaceChildren(pre(p.policy || {}, { tabindex: '0', role: 'region', 'aria-label': `Document of version ${str(p.version)}` }));
       viewSection.hidden = false;
       ctx.setHashQuiet(scopeHash(sc, { v }));
       viewTitle.setAttribute('tabindex', '-1');
