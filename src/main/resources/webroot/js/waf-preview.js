@@ -39,7 +39,7 @@ function testsView(tests) {
     ? h('p', { class: 'form-error', role: 'alert', 'data-test': 'waf-preview-tests' },
       `${failed.length} of ${tests.length} test${tests.length === 1 ? '' : 's'} fail: saving would be refused.`)
     : h('p', { class: 'flash', 'data-test': 'waf-preview-tests' },
-      `All ${tests.length} test${tests.length === 1 ? '' : 's'} pass: saving would not be refused by them.`);
+      `${tests.length === 1 ? 'The 1 test passes' : `All ${tests.length} tests pass`}: saving would not be refused by them.`);
   const items = tests.map((t) => h('li', { 'data-test': 'waf-preview-test', 'data-passed': String(!!t.passed), 'data-name': str(t.name) },
     h('strong', {}, t.passed ? 'passes' : 'fails'), `: ${str(t.name)} — expected ${str(t.expect)}${t.rule ? ` by rule ${str(t.rule)}` : ''}, got `,
     decisionText(t.got, 'waf-preview-test-got')));

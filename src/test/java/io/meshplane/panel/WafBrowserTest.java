@@ -132,7 +132,7 @@ class WafBrowserTest {
     assertEquals("changed", changed.findElement(Browser.test("waf-preview-changed")).getText());
     assertEquals("false", previewRow("1").getAttribute("data-changed"));
     assertTrue(browser.el("waf-preview-summary").getText().startsWith("1 of 2 sample requests"), browser.el("waf-preview-summary").getText());
-    assertTrue(browser.el("waf-preview-tests").getText().startsWith("All 1 test pass"), browser.el("waf-preview-tests").getText());
+    assertTrue(browser.el("waf-preview-tests").getText().startsWith("The 1 test passes: saving would not be refused"), browser.el("waf-preview-tests").getText());
     assertEquals("true", browser.el("waf-preview-test").getAttribute("data-passed"));
     browser.driver().manage().window().setSize(new org.openqa.selenium.Dimension(1280, 2000));
     browser.screenshot("waf");
