@@ -151,12 +151,12 @@ export function locate(pointers, pointer) {
   }
 }
 
-const PATH = /^[A-Za-z_][^.[\]/]*(\[\d+\])*(\.[^.[\]]+(\[\d+\])*)*$/;
+const PATH = /^[a-z_][^.[\]/]*(\[\d+\])*(\.[^.[\]]+(\[\d+\])*)*$/;
 
 /**
  * The JSON pointer of a field path as the WAF API names fields (`rules[2].expression` →
  * /rules/2/expression, `tests[1]` → /tests/1, `managed.disable` → /managed/disable), or null when
- * `field` is not such a path (empty, `(json)`, already a pointer).
+ * `field` is not such a path (empty, `(json)`, already a pointer, a header such as `If-Match`).
  */
 export function pointerOf(field) {
   if (typeof field !== 'string' || !PATH.test(field)) return null;

@@ -268,7 +268,9 @@ export function renderWaf(ctx) {
       return parsed.doc;
     },
     problem(box, e) {
-      if (e instanceof ApiError && e.status === 400 && e.errors.length) editor.setServerErrors(withPointers(e.errors), '/policy');
+      // the candidate's faults (policy.rules[0].expression) are the editor's; a sample's (samples[1].target) is not
+      const ofPolicy = e instanceof ApiError && e.status === 400 ? e.errors.filter((x) => /^policy[.[]/.test(x.field)) : [];
+      if (ofPolicy.length) editor.setServerErrors(withPointers(ofPolicy), '/policy');
       showFormError(box, e);
       if (editor.marks().length) box.append(h('p', {}, 'The editor marks the policy\'s errors at their line.'));
     },

@@ -209,7 +209,11 @@ class WafBrowserTest {
       Object readOnly = ((JavascriptExecutor) viewer.driver()).executeScript(
           "return document.querySelector(\"[data-test='waf-code']\").CodeMirror.getOption('readOnly');");
       assertEquals(true, readOnly, "the editor is read-only");
-      // the preview is waf:read: a viewer may ask
+      // the preview is waf:read: a viewer may ask. A sample's fault is the preview's, not marked in the editor
+      viewer.type("waf-samples", "[{\"method\": \"GET\"}]");
+      viewer.el("waf-preview-submit").click();
+      assertTrue(viewer.el("waf-preview-error").getText().contains("samples[0]"), viewer.el("waf-preview-error").getText());
+      assertTrue(viewer.all("waf-mark").isEmpty(), "no mark in the editor for a sample's fault");
       viewer.type("waf-samples", "[{\"target\": \"/admin/x\"}]");
       viewer.el("waf-preview-submit").click();
       viewer.await("the preview", d -> viewer.all("waf-preview-row").size() == 1 ? true : null);
