@@ -1,4 +1,4 @@
-// The policy editor: CodeMirror 5 (served from its WebJar, /vendor/codemirror/…) over a textarea,
+// The policy editor of the ACL and WAF pages: CodeMirror 5 (served from its WebJar, /vendor/codemirror/…) over a textarea,
 // with JSON highlighting and error marks in the gutter and the text: the JSON syntax error at its
 // exact place, and the server's errors (JSON pointers such as /grants/2/src) at their line. CodeMirror
 // is a set of classic scripts: they are added as <script src> elements (CSP script-src 'self'), once.
@@ -25,7 +25,7 @@ function addOnce(tag, attr, url, props) {
   });
 }
 
-/** The ACL pages' styles (CodeMirror's and css/acl.css), as <link> elements, once. */
+/** The policy pages' styles (CodeMirror's and css/acl.css), as <link> elements, once. */
 export function loadStyles() {
   return Promise.all(STYLES.map((u) => addOnce('link', 'href', u, { rel: 'stylesheet' })));
 }
@@ -50,8 +50,12 @@ export function loadCodeMirror() {
  * An editor over `textarea`: {value(), setValue(text), focus(), onChange(fn), setServerErrors(errors,
  * prefix), marks()}. The textarea keeps the text (it is written on every change), labelled by the
  * page; CodeMirror's own input is labelled the same way. `marksList` receives one item per mark.
+ * `test` prefixes the data-test hooks: `<test>-code` on CodeMirror's element, `<test>-mark` on a mark.
+ * A server error is {field, message} with `field` a JSON pointer, or {field, pointer, message} when the
+ * API names fields another way (the WAF's `rules[2].expression`): the pointer places the mark, the
+ * field is what the mark says.
  */
-export function codeEditor(textarea, { label, readOnly, marksList }) {
+export function codeEditor(textarea, { label, readOnly, marksList, test = 'acl' }) {
   const listeners = [];
   let cm = null;
   let server = []; // [{field, message}] of the text as it was sent; cleared by the next edit
@@ -67,7 +71,7 @@ export function codeEditor(textarea, { label, readOnly, marksList }) {
       out.push({ line: at.line, ch: at.ch, len: 1, message: `JSON syntax: ${error.message}`, field: '(json)' });
     } else {
       for (const e of server) {
-        const where = locate(pointers, e.field || '');
+        const where = locate(pointers, e.pointer);
         if (!where) continue;
         const at = lineCh(text, where.from);
         const eol = text.indexOf('\n', where.from);
@@ -80,7 +84,7 @@ export function codeEditor(textarea, { label, readOnly, marksList }) {
 
   function showList() {
     if (!marksList) return;
-    marksList.replaceChildren(...current.map((a) => h('li', { 'data-test': 'acl-mark', 'data-line': String(a.line + 1), 'data-field': a.field },
+    marksList.replaceChildren(...current.map((a) => h('li', { 'data-test': `${test}-mark`, 'data-line': String(a.line + 1), 'data-field': a.field },
       h('span', { class: 'mark-line' }, `Line ${a.line + 1}`), `: ${a.message}`)));
     marksList.hidden = !current.length;
   }
@@ -135,8 +139,11 @@ export function codeEditor(textarea, { label, readOnly, marksList }) {
     },
     /** Marks the server's errors (pointers under `prefix`, e.g. /policy, are taken relative to the document). */
     setServerErrors(errors, prefix = '') {
-      server = errors.map((e) => ({ ...e, field: prefix && e.field.startsWith(prefix + '/') ? e.field.slice(prefix.length) : e.field }))
-        .filter((e) => e.field.startsWith('/'));
+      server = errors.map((e) => {
+        const ptr = e.pointer ?? e.field;
+        const rel = prefix && ptr.startsWith(prefix + '/') ? ptr.slice(prefix.length) : ptr;
+        return { ...e, field: e.pointer == null ? rel : e.field, pointer: rel };
+      }).filter((e) => e.pointer.startsWith('/'));
       relint();
       return current.length ? current[0].line : null;
     },
@@ -172,7 +179,7 @@ export function codeEditor(textarea, { label, readOnly, marksList }) {
       screenReaderLabel: label,
       viewportMargin: Infinity,
     });
-    cm.getWrapperElement().setAttribute('data-test', 'acl-code');
+    cm.getWrapperElement().setAttribute('data-test', `${test}-code`);
     cm.on('changes', () => {
       changed();
       relint();

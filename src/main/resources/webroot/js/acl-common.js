@@ -1,6 +1,7 @@
 // What both ACL pages share: which policy (team and environment), the tabs, the canonical text of a
 // policy, the version line, and the editor's draft (kept per policy in sessionStorage, so that the
-// history page can ask before it replaces unsaved edits).
+// history page can ask before it replaces unsaved edits). The WAF pages use the scope, the tabs, the
+// actor's name and the draft too (with their own hash, hooks and draft key).
 
 import { currentUser } from './api.js';
 import { h, str, fmtTime, field } from './ui.js';
@@ -31,24 +32,29 @@ export function scopeHash(sc, extra = {}) {
   return qs;
 }
 
-/** Tabs (policy, history) and, when the user's scope is '*', the team/environment pickers. */
-export function scopeBar(ctx, sc, current, onChange) {
-  const policyTab = h('a', { 'data-test': 'acl-tab-policy', class: 'tab' }, 'Policy');
-  const historyTab = h('a', { 'data-test': 'acl-tab-history', class: 'tab' }, 'History');
+/**
+ * Tabs (policy, history) and, when the user's scope is '*', the team/environment pickers. `page`
+ * names the pages: their hash (`#/acl`, `#/waf`; the history is `<base>/history`), the prefix of the
+ * data-test hooks (`acl-tab-policy`, `waf-team` …) and the tabs' label. The ACL pages' by default.
+ */
+export function scopeBar(ctx, sc, current, onChange, page = { base: '#/acl', test: 'acl', label: 'ACL pages' }) {
+  const t = page.test;
+  const policyTab = h('a', { 'data-test': `${t}-tab-policy`, class: 'tab' }, 'Policy');
+  const historyTab = h('a', { 'data-test': `${t}-tab-history`, class: 'tab' }, 'History');
   (current === 'policy' ? policyTab : historyTab).setAttribute('aria-current', 'page');
-  const label = h('span', { class: 'scope-label', 'data-test': 'acl-scope' });
+  const label = h('span', { class: 'scope-label', 'data-test': `${t}-scope` });
   function refresh() {
     const qs = scopeHash(sc).toString();
-    policyTab.setAttribute('href', '#/acl' + (qs ? '?' + qs : ''));
-    historyTab.setAttribute('href', '#/acl/history' + (qs ? '?' + qs : ''));
+    policyTab.setAttribute('href', page.base + (qs ? '?' + qs : ''));
+    historyTab.setAttribute('href', page.base + '/history' + (qs ? '?' + qs : ''));
     label.textContent = sc.team && sc.environment ? `Policy of ${sc.team} / ${sc.environment}` : 'Choose a team and environment';
   }
   refresh();
   let form = null;
   if (sc.wildTeam || sc.wildEnv) {
-    const team = h('input', { type: 'text', 'data-test': 'acl-team', value: sc.team, autocomplete: 'off', spellcheck: 'false', placeholder: 'web', disabled: !sc.wildTeam });
-    const env = h('input', { type: 'text', 'data-test': 'acl-environment', value: sc.environment, autocomplete: 'off', spellcheck: 'false', placeholder: 'prod', disabled: !sc.wildEnv });
-    const load = h('button', { type: 'submit', class: 'btn', 'data-test': 'acl-load' }, 'Load');
+    const team = h('input', { type: 'text', 'data-test': `${t}-team`, value: sc.team, autocomplete: 'off', spellcheck: 'false', placeholder: 'web', disabled: !sc.wildTeam });
+    const env = h('input', { type: 'text', 'data-test': `${t}-environment`, value: sc.environment, autocomplete: 'off', spellcheck: 'false', placeholder: 'prod', disabled: !sc.wildEnv });
+    const load = h('button', { type: 'submit', class: 'btn', 'data-test': `${t}-load` }, 'Load');
     form = h('form', { class: 'scope-form', novalidate: true, 'aria-label': 'Which policy' },
       h('div', { class: 'form-row' }, field('Team', team), field('Environment', env), h('div', { class: 'form-actions' }, load)));
     form.addEventListener('submit', (e) => {
@@ -61,7 +67,7 @@ export function scopeBar(ctx, sc, current, onChange) {
     });
   }
   return h('div', { class: 'scope-bar' },
-    h('nav', { class: 'tabs', 'aria-label': 'ACL pages' }, policyTab, historyTab), label, form);
+    h('nav', { class: 'tabs', 'aria-label': page.label }, policyTab, historyTab), label, form);
 }
 
 // ---- policy text ----------------------------------------------------------------------------
@@ -119,24 +125,24 @@ export function versionLine(p, versionEl) {
 
 // ---- the editor's draft ---------------------------------------------------------------------
 
-function draftKey(sc) {
-  return `meshplane.acl-draft:${sc.team}/${sc.environment}`;
+function draftKey(sc, kind) {
+  return `meshplane.${kind}-draft:${sc.team}/${sc.environment}`;
 }
 
-/** {text, base, from?} of unsaved edits of this policy in this tab, or null. */
-export function readDraft(sc) {
+/** {text, base, from?} of unsaved edits of this policy (`kind`: acl or waf) in this tab, or null. */
+export function readDraft(sc, kind = 'acl') {
   try {
-    const d = JSON.parse(sessionStorage.getItem(draftKey(sc)) || 'null');
+    const d = JSON.parse(sessionStorage.getItem(draftKey(sc, kind)) || 'null');
     return d && typeof d.text === 'string' && Number.isInteger(d.base) ? d : null;
   } catch {
     return null;
   }
 }
 
-export function writeDraft(sc, draft) {
+export function writeDraft(sc, draft, kind = 'acl') {
   try {
-    if (draft) sessionStorage.setItem(draftKey(sc), JSON.stringify(draft));
-    else sessionStorage.removeItem(draftKey(sc));
+    if (draft) sessionStorage.setItem(draftKey(sc, kind), JSON.stringify(draft));
+    else sessionStorage.removeItem(draftKey(sc, kind));
   } catch {
     /* storage full or refused: the draft only survives this page */
   }

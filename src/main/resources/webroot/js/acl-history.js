@@ -57,7 +57,8 @@ export function renderAclHistory(ctx) {
       viewTitle.textContent = `Version ${str(p.version)}`;
       viewMeta.replaceChildren('Stored ', fmtTime(p.created_at), ` by ${actorName(p.created_by)}`,
         p.restored_from ? `, restored from version ${str(p.restored_from)}` : '', '.');
-      viewPre.replaceChildren(pre({ grants: p.grants, tests: p.tests }));
+      // it scrolls when long: focusable, named, so that a keyboard can scroll it (axe: scrollable-region-focusable)
+      viewPre.replaceChildren(pre({ grants: p.grants, tests: p.tests }, { tabindex: '0', role: 'region', 'aria-label': `Policy of version ${str(p.version)}` }));
       viewSection.hidden = false;
       ctx.setHashQuiet(scopeHash(sc, { v }));
       viewTitle.setAttribute('tabindex', '-1');

@@ -1,6 +1,7 @@
 // JSON text -> positions: where each JSON pointer's value starts and ends in the text, and where the
 // first syntax error is. A small strict parser (RFC 8259), so that a server error such as
 // /grants/2/src/0 can be marked at its line in the editor, and a syntax error at its exact place.
+// pointerOf() turns the WAF API's field paths (rules[2].expression) into such pointers.
 
 /** {pointers: Map(pointer -> {from, to, key}), error: null | {pos, message}} for `text`. */
 export function positions(text) {
@@ -148,4 +149,23 @@ export function locate(pointers, pointer) {
     if (!p) return null;
     p = p.slice(0, p.lastIndexOf('/'));
   }
+}
+
+const PATH = /^[a-z_][^.[\]/]*(\[\d+\])*(\.[^.[\]]+(\[\d+\])*)*$/;
+
+/**
+ * The JSON pointer of a field path as the WAF API names fields (`rules[2].expression` →
+ * /rules/2/expression, `tests[1]` → /tests/1, `managed.disable` → /managed/disable), or null when
+ * `field` is not such a path (empty, `(json)`, already a pointer, a header such as `If-Match`).
+ */
+export function pointerOf(field) {
+  if (typeof field !== 'string' || !PATH.test(field)) return null;
+  const esc = (k) => k.replace(/~/g, '~0').replace(/\//g, '~1');
+  let out = '';
+  for (const part of field.split('.')) {
+    const m = /^([^[]+)((?:\[\d+\])*)$/.exec(part);
+    out += '/' + esc(m[1]);
+    for (const i of m[2].matchAll(/\[(\d+)\]/g)) out += '/' + i[1];
+  }
+  return out;
 }

@@ -15,6 +15,7 @@ import { renderAudit, renderEvents } from './logs.js';
 import { renderUsers } from './users.js';
 import { renderMeshca } from './meshca.js';
 import { renderIngress } from './ingress.js';
+import { renderWaf, renderWafHistory } from './waf.js';
 
 // Nav entries, in order; each shown only with its permission.
 const NAV = [
@@ -24,6 +25,7 @@ const NAV = [
   { page: 'tokens', href: '#/tokens', label: 'Tokens', perm: 'tokens:read' },
   { page: 'acl', href: '#/acl', label: 'ACL policy', perm: 'acl:read' },
   { page: 'ingress', href: '#/ingress', label: 'Ingress', perm: 'ingress:read' },
+  { page: 'waf', href: '#/waf', label: 'WAF', perm: 'waf:read' },
   { page: 'audit', href: '#/audit', label: 'Audit log', perm: 'audit:read' },
   { page: 'events', href: '#/events', label: 'Events', perm: 'events:read' },
   { page: 'meshca', href: '#/meshca', label: 'MeshCA', perm: 'meshca:read' },
@@ -43,6 +45,8 @@ const ROUTES = [
   { re: /^\/acl$/, nav: 'acl', perm: 'acl:read', render: renderAcl },
   { re: /^\/acl\/history$/, nav: 'acl', perm: 'acl:read', render: renderAclHistory },
   { re: /^\/ingress$/, nav: 'ingress', perm: 'ingress:read', render: renderIngress },
+  { re: /^\/waf$/, nav: 'waf', perm: 'waf:read', render: renderWaf },
+  { re: /^\/waf\/history$/, nav: 'waf', perm: 'waf:read', render: renderWafHistory },
   { re: /^\/audit$/, nav: 'audit', perm: 'audit:read', render: renderAudit },
   { re: /^\/events$/, nav: 'events', perm: 'events:read', render: renderEvents },
   { re: /^\/users$/, nav: 'users', perm: 'users:manage', render: renderUsers },

@@ -61,6 +61,8 @@ class AccessibilityBrowserTest {
       new Page("acl", "/#/acl?team=team-a&environment=prod", "[data-test=acl-grant]"),
       new Page("ingress", "/#/ingress?team=team-a&environment=prod", "[data-test=ingress-updated]"),
       new Page("acl-history", "/#/acl/history?team=team-a&environment=prod", "[data-test=acl-version-row]"),
+      new Page("waf", "/#/waf?team=team-a&environment=prod", "[data-test=waf-mode]", "[data-test=waf-code]"),
+      new Page("waf-history", "/#/waf/history?team=team-a&environment=prod", "[data-test=waf-version-row]"),
       new Page("audit", "/#/audit", "[data-test=audit-row]"),
       new Page("events", "/#/events", "[data-test=event-row]"),
       new Page("users", "/#/users", "[data-test=user-row]"),
@@ -93,6 +95,14 @@ class AccessibilityBrowserTest {
     JsonObject policy = new JsonObject("{\"grants\":[{\"src\":[\"*\"],\"dst\":[\"*\"],\"ports\":[\"tcp/443\"]}]}");
     for (int i = 0; i < 2; i++) {
       assertEquals(200, http.send(HttpMethod.PUT, app.coordinatorPort(), "/v1/acl?team=team-a&environment=prod", cluster.admin(), policy)
+          .statusCode());
+    }
+    // a traffic policy with two versions (the WAF page and its history)
+    for (String mode : List.of("enforce", "shadow")) {
+      JsonObject waf = new JsonObject("{\"mode\":\"" + mode + "\",\"rules\":[{\"id\":\"no-admin\",\"expression\":"
+          + "\"request.path.startsWith('/admin')\",\"action\":{\"type\":\"deny\",\"status\":403}}],"
+          + "\"tests\":[{\"name\":\"admin is internal\",\"expect\":\"deny\",\"request\":{\"target\":\"/admin\"}}]}");
+      assertEquals(200, http.send(HttpMethod.PUT, app.coordinatorPort(), "/v1/waf?team=team-a&environment=prod", cluster.admin(), waf)
           .statusCode());
     }
     for (Nodes.Enrolled n : List.of(a, b)) {
