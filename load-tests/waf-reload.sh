@@ -110,8 +110,9 @@ def q(p):
     for le,c in b:
         if c >= p*n: return le
 s=float(re.search(r'^mesh_waf_eval_seconds_sum (\S+)', text, re.M).group(1)) if n else 0
+c=float(re.search(r'^mesh_waf_eval_cpu_seconds_total (\S+)', text, re.M).group(1)) if n else 0
 cpu=(float(sys.argv[3])-float(sys.argv[2]))/float(sys.argv[4])
-print(f"edge WAF: {int(ev)} requests evaluated, {int(den)} denied; evaluation p50 <= {q(0.5)*1e6:.0f} us, p99 <= {q(0.99)*1e6:.0f} us (histogram bounds), mean {s/max(n,1)*1e6:.0f} us")
+print(f"edge WAF: {int(ev)} requests evaluated, {int(den)} denied; evaluation wall time p50 <= {q(0.5)*1e6:.0f} us, p99 <= {q(0.99)*1e6:.0f} us (histogram bounds), mean {s/max(n,1)*1e6:.0f} us; worker thread CPU {c/max(n,1)*1e6:.1f} us per evaluation")
 print(f"edge agent process CPU over the run: {cpu:.1f} s, {cpu/max(ev,1)*1e6:.0f} us per request evaluated (proxying included)")
 PY
 echo "achieved rate (last progress lines): $(tail -3 "$WORK/load.err" | tr '\n' ' ')"

@@ -46,5 +46,7 @@ final class WafMetrics {
     sb.append("mesh_waf_eval_seconds_bucket{le=\"+Inf\"} ").append(t.count()).append('\n');
     sb.append("mesh_waf_eval_seconds_sum ").append(String.format(Locale.ROOT, "%.6f", t.sumSeconds())).append('\n');
     sb.append("mesh_waf_eval_seconds_count ").append(t.count()).append('\n');
+    IngressMetrics.family(sb, "mesh_waf_eval_cpu_seconds_total", "counter", "CPU time of the WAF's worker threads spent evaluating requests.");
+    sb.append("mesh_waf_eval_cpu_seconds_total ").append(String.format(Locale.ROOT, "%.6f", t.cpuSeconds())).append('\n');
   }
 }
