@@ -23,6 +23,11 @@ final class AgentWatch implements NodeWatch.Host {
     /** A command arrived on the stream: send the heartbeat with its result now. */
     void beatNow();
 
+    /** New routes (or a traffic policy) applied from the stream: acknowledge soon, at most one such heartbeat a second. */
+    default void beatSoon() {
+      beatNow();
+    }
+
     String tag();
   }
 
@@ -121,6 +126,11 @@ final class AgentWatch implements NodeWatch.Host {
   public void streamStopped(NodeWatch w, String why) {
     stopped = why;
     LOG.error("{} watch stream stopped: {}; heartbeats carry on", owner.tag(), why);
+  }
+
+  @Override
+  public void beatSoon(NodeWatch w) {
+    owner.beatSoon();
   }
 
   @Override

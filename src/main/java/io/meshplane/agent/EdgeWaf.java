@@ -57,6 +57,10 @@ final class EdgeWaf {
   private volatile Held held = Held.NONE;
   /** The block version being compiled, or null (event loop only). */
   private String applying;
+  /** A block that came while another compiled: compiled next (only the latest waits), so compiles never queue up. */
+  private JsonObject waiting;
+  /** Moves when the policy is dropped: a compile started before it does not bring it back. */
+  private long drops;
   private String error;
   private final ArrayDeque<JsonObject> samples = new ArrayDeque<>(SAMPLES);
   private JsonObject probe;
@@ -85,6 +89,8 @@ final class EdgeWaf {
    */
   void apply(Object block) {
     if (!(block instanceof JsonObject w)) {
+      waiting = null;
+      drops++;
       if (held.version() != null) {
         held = Held.NONE;
         error = null;
@@ -95,13 +101,18 @@ final class EdgeWaf {
     }
     String version = w.getValue("version") instanceof String v ? v : null;
     if (version == null || version.equals(held.version()) || version.equals(applying)) return;
+    if (applying != null) {
+      waiting = w; // one compile at a time: under a burst of versions only the latest is compiled next
+      return;
+    }
     applying = version;
     Held before = held;
+    long dropsBefore = drops;
     JsonObject enforce = w.getJsonObject("enforce");
     JsonObject shadow = w.getJsonObject("shadow");
     compiler.<Held>executeBlocking(() -> new Held(version, part(enforce, before), part(shadow, before)), false).onComplete(ar -> {
-      if (!version.equals(applying)) return; // a later version came meanwhile: its compile decides
       applying = null;
+      if (drops != dropsBefore) return; // the policy was dropped while this compiled
       if (ar.succeeded()) {
         held = ar.result();
         error = null;
@@ -110,7 +121,10 @@ final class EdgeWaf {
         error = IngressCounters.reportable("version " + version + " not applied: " + ar.cause().getMessage());
         LOG.warn("{} traffic policy version {} not applied, {} stays in force: {}", tag, version, held.version(), ar.cause().getMessage());
       }
-      applied.run();
+      JsonObject next = waiting;
+      waiting = null;
+      if (next != null) apply(next); // a later version came meanwhile: compiled now, announced when done
+      else applied.run();
     });
   }
 

@@ -92,7 +92,11 @@ final class IngressEdge implements AgentSession.Edge {
    * @param meshPeer a mesh address → the id of the node's peer there, or null (the session's peer book): who may use
    *     {@code exposure: mesh} routes
    */
-  IngressEdge(Vertx vertx, Settings settings, String tag, Runnable beatNow, Function<String, String> meshPeer) {
+  /**
+   * @param beatNow send a heartbeat now (a drain finished)
+   * @param beatSoon acknowledge soon (a traffic policy applied; the agent spaces these)
+   */
+  IngressEdge(Vertx vertx, Settings settings, String tag, Runnable beatNow, Runnable beatSoon, Function<String, String> meshPeer) {
     this.vertx = vertx;
     this.settings = settings;
     this.tag = tag;
@@ -103,7 +107,7 @@ final class IngressEdge implements AgentSession.Edge {
         .setIdleTimeout((int) Math.max(1, settings.idleTimeoutMs() / 1000)).setKeepAlive(true).setKeepAliveTimeout(30)
         .setMaxHeaderSize(16_384).setMaxInitialLineLength(8192), new PoolOptions().setHttp1MaxSize(256).setMaxWaitQueueSize(4096));
     // a policy applied (or refused) is probed through this node's own listener, then acknowledged at once
-    this.waf = new EdgeWaf(vertx, tag, () -> WafProbe.run(this).onComplete(ar -> beatNow.run()));
+    this.waf = new EdgeWaf(vertx, tag, () -> WafProbe.run(this).onComplete(ar -> beatSoon.run()));
     IngressProxy proxy = new IngressProxy(client, () -> table, counters, settings.targetOverrides(), settings.connectTimeoutMs(),
         settings.idleTimeoutMs(), token -> acme == null ? null : acme.answer(token), meshPeer, settings.sourceOverrides(), waf);
     HttpServerOptions plain = new HttpServerOptions().setIdleTimeout((int) Math.max(1, settings.idleTimeoutMs() / 1000))

@@ -93,6 +93,11 @@ final class NodeWatch {
     /** A command arrived on the stream and was executed: send the heartbeat with its result now. */
     default void beatNow(NodeWatch w) {}
 
+    /** An acknowledgement (routes applied): as {@link #beatNow}, but the host may space them (the agent: at most one a second). */
+    default void beatSoon(NodeWatch w) {
+      beatNow(w);
+    }
+
     /** An owner hint moved the node's requests to coordinator {@code to}. */
     default void coordinatorMoved(NodeWatch w, String from, String to) {}
   }
@@ -396,7 +401,9 @@ final class NodeWatch {
     first = false;
     host.streamAnswer(this, a, kind, delay, aclBefore, received);
     // an ingress node that applied new routes says so at once (its ingress_sync turns current), not at its next heartbeat
-    if (session.takeRoutesToReport() | commands) host.beatNow(this);
+    boolean routes = session.takeRoutesToReport();
+    if (commands) host.beatNow(this);
+    else if (routes) host.beatSoon(this);
     hint(a.getValue("coordinator"));
   }
 

@@ -81,6 +81,35 @@ class WafHotSwapTest {
     }
   }
 
+  /**
+   * A burst of versions (a new one every 20 ms for 3 s, each moving the routes version too) costs the edge
+   * at most one acknowledgement heartbeat a second on top of its interval (1 s here), and compiles never
+   * queue up: the edge ends on the last version, not somewhere in the backlog.
+   */
+  @Test
+  void aBurstOfVersionsIsAcknowledgedAtMostOnceASecondAndEndsOnTheLast() throws Exception {
+    try (IngressFixture.Target a = new IngressFixture.Target("a"); IngressFixture f = new IngressFixture(dir.resolve("state"), IngressFixture.plain())) {
+      JsonObject route = IngressFixture.route(IngressFixture.routeId(), "app.example.com", "/", IngressFixture.MESH_A, a.port());
+      f.routes.set(new JsonObject().put("version", "1.1").put("routes", new JsonArray().add(route)).put("waf", waf(1)));
+      Await.until("policy version 1 applied", 15_000, () -> "1".equals(f.agent.ingress().waf().held().version()));
+      String node = f.nodeId();
+      int before = f.fake.heartbeats(node).size();
+      long t0 = System.nanoTime();
+      int v = 1;
+      while (System.nanoTime() - t0 < 3_000_000_000L) {
+        v++;
+        f.routes.set(new JsonObject().put("version", "1." + v).put("routes", new JsonArray().add(route)).put("waf", waf(v)));
+        Thread.sleep(20); // the burst's pace (the load), not a wait for a result
+      }
+      double seconds = (System.nanoTime() - t0) / 1e9;
+      int during = f.fake.heartbeats(node).size() - before;
+      int last = v;
+      Await.until("the last version " + last + " applied", 15_000, () -> Integer.toString(last).equals(f.agent.ingress().waf().held().version()));
+      // the interval's heartbeat plus at most one acknowledgement a second (and one of each in flight at the edges of the burst)
+      assertTrue(during <= 2 * Math.ceil(seconds) + 2, during + " heartbeats in " + seconds + " s for " + (last - 1) + " versions");
+    }
+  }
+
   private static int status(HttpClient client, int port, String path) throws Exception {
     return client.request(new RequestOptions().setMethod(HttpMethod.GET).setHost("127.0.0.1").setPort(port).setURI(path)
             .putHeader("Host", "app.example.com"))
