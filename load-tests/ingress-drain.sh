@@ -12,45 +12,8 @@ JAR_ARG="$(realpath "${1:-$HERE/../target/meshplane.jar}" 2>/dev/null || echo "$
 RATE="${RATE:-1000}"; SECONDS_RUN="${DURATION:-60}"; DRAIN_AT="${DRAIN_AT:-20}"; GRACE_S="${GRACE_S:-30}"
 source "$HERE/bench-lib.sh"
 source "$HERE/meshca-lib.sh"
-PIDS=()
-meshca_setup ingress-drain
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; meshca_cleanup' EXIT
-replica_ports
-start_replica
-TOKEN="$(mint root '*' '*' admin)"
-api() { curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' "$@"; }
-field() { python3 -c 'import json,sys; d=json.load(sys.stdin); exec("for k in sys.argv[1].split(\".\"): d = d[int(k)] if isinstance(d, list) else d[k]"); print(d)' "$1"; }
-EXPIRES="$(date -u -d '+1 day' +%Y-%m-%dT%H:%M:%SZ)"
-ENROLL="$(api -X POST -d "{\"name\":\"drain-enroll\",\"scope\":{\"team\":\"shop\",\"environment\":\"prod\",\"surface\":\"enrollment\"},\"expires\":\"$EXPIRES\"}" \
-  "$BASE/v1/auth/tokens" | field token)"
-
-# the target: the JDK's HTTP server, 2 KiB answers, keep-alive
-TARGET_PORT="$(free_port 18890 "$HTTP_PORT" "$PANEL_PORT" "$CLUSTER_PORT")"
-cat >"$WORK/Target.java" <<'EOF'
-import com.sun.net.httpserver.HttpServer;
-import java.net.InetSocketAddress;
-import java.util.concurrent.Executors;
-public class Target {
-  public static void main(String[] a) throws Exception {
-    byte[] body = "x".repeat(2048).getBytes();
-    HttpServer s = HttpServer.create(new InetSocketAddress("127.0.0.1", Integer.parseInt(a[0])), 1024);
-    s.setExecutor(Executors.newFixedThreadPool(8));
-    s.createContext("/", x -> { x.getRequestBody().readAllBytes(); x.sendResponseHeaders(200, body.length); x.getResponseBody().write(body); x.close(); });
-    s.start();
-  }
-}
-EOF
-java "$WORK/Target.java" "$TARGET_PORT" >"$WORK/target.log" 2>&1 &
-PIDS+=($!)
-
-agent() { # agent NAME TAGS LISTEN_PORT [more flags]
-  local name="$1" tags="$2" port="$3"; shift 3
-  (cd "$WORK" && exec java -Xmx256m -jar "$JAR" agent --coordinator "$BASE" --enroll-token "$ENROLL" --name "$name" --tags "$tags" \
-    --state-dir "$WORK/$name-state" --listen "127.0.0.1:$port" "$@") >"$WORK/$name.log" 2>&1 &
-  PIDS+=($!)
-}
-node_id() { api "$BASE/v1/nodes?name_prefix=$1" | field items.0.id; }
-wait_log() { local i; for i in $(seq 1 120); do grep -q "$2" "$WORK/$1.log" && return 0; sleep 0.5; done; log "$1: no '$2'"; tail "$WORK/$1.log" >&2; exit 2; }
+source "$HERE/edge-lib.sh"
+edge_setup ingress-drain drain-enroll
 
 WEB_LISTEN="$(free_port 19300)"; A_LISTEN="$(free_port 19310)"; B_LISTEN="$(free_port 19320)"
 A_PORT="$(free_port 18900 "$TARGET_PORT")"; B_PORT="$(free_port $((A_PORT + 1)) "$TARGET_PORT" "$A_PORT")"

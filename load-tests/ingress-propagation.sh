@@ -14,42 +14,8 @@ NODES="${NODES:-500}"; SPREAD="${SPREAD:-10}"; CHANGES="${CHANGES:-5}"; INTERVAL
 EDGES=$(( (NODES + SPREAD - 1) / SPREAD ))
 source "$HERE/bench-lib.sh"
 source "$HERE/meshca-lib.sh"
-meshca_setup ingress-propagation
-MESHCA_ENV=(MESH_HEARTBEAT_INTERVAL="${INTERVAL_S}s")
-replica_ports
-start_replica
-TOKEN="$(mint root '*' '*' admin)"
-api() { curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' "$@"; }
-field() { python3 -c 'import json,sys; d=json.load(sys.stdin); exec("for k in sys.argv[1].split(\".\"): d = d[int(k)] if isinstance(d, list) else d[k]"); print(d)' "$1"; }
-EXPIRES="$(date -u -d '+1 day' +%Y-%m-%dT%H:%M:%SZ)"
-ENROLL="$(api -X POST -d "{\"name\":\"prop-enroll\",\"scope\":{\"team\":\"shop\",\"environment\":\"prod\",\"surface\":\"enrollment\"},\"expires\":\"$EXPIRES\"}" \
-  "$BASE/v1/auth/tokens" | field token)"
-WEB="$(api -X POST -d "{\"name\":\"prop-web\",\"public_key\":\"$(python3 -c 'import base64,os; print(base64.b64encode(os.urandom(32)).decode())')\",\"team\":\"shop\",\"environment\":\"prod\",\"tags\":[\"tag:web\"]}" \
-  "$BASE/v1/nodes" | field node.id)"
-api -X PUT -d '{"services":["web:8080"]}' "$BASE/v1/nodes/$WEB/services" >/dev/null
-api -X PUT -H 'If-Match: 0' -d '{"grants":[{"src":["tag:edge0"],"dst":["tag:web"],"ports":["tcp/8080"]}]}' "$BASE/v1/acl?team=shop&environment=prod" >/dev/null
-
-WATCH_FLAGS=(); [[ "$WATCH" == 1 ]] && WATCH_FLAGS=(--watch)
-RUN_S=$(( 120 + CHANGES * (2 * INTERVAL_S + 15) ))
-java -Xmx1g -jar "$JAR" simulate --coordinator "$BASE" --enroll-token "$ENROLL" --nodes "$NODES" --interval "${INTERVAL_S}s" \
-  --duration "${RUN_S}s" --name-prefix prop --tags tag:edge0 --spread-tags "$SPREAD" --ingress-tag tag:edge0 --concurrency 32 \
-  "${WATCH_FLAGS[@]}" >"$WORK/sim.out" 2>"$WORK/sim.err" &
-SIM=$!
-# the ingress nodes' sync states, one line: "<current count> <distinct acknowledged versions>"
-states() {
-  api "$BASE/v1/nodes?tag=tag:edge0&limit=500" | python3 -c '
-import json,sys
-items = json.load(sys.stdin)["items"]
-cur = [n for n in items if (n.get("ingress_sync") or {}).get("state") == "current"]
-want = sys.argv[1]
-print(len(items), sum(1 for n in cur if want in ("", n["ingress_sync"]["current"])), (items[0]["ingress_sync"] or {}).get("current") if items else "")' "${1:-}"
-}
-for i in $(seq 1 240); do
-  read -r n _ _ <<<"$(states)"
-  [[ "$n" == "$EDGES" ]] && break
-  sleep 0.5
-done
-[[ "$n" == "$EDGES" ]] || { log "only $n of $EDGES ingress nodes enrolled"; exit 2; }
+source "$HERE/propagation-lib.sh"
+propagation_setup ingress-propagation
 ROUTE="$(api -X POST -d '{"team":"shop","environment":"prod","hostname":"shop.example.com","path_prefix":"/v0","target":{"node":"'"$WEB"'","service":"web"},"exposure":"public","tls":"acme","ingress_tag":"tag:edge0"}' \
   "$BASE/v1/ingress/routes" | field id)"
 for i in $(seq 1 $(( (INTERVAL_S + 30) * 5 ))); do
