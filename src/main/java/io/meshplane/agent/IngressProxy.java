@@ -200,7 +200,8 @@ final class IngressProxy {
 
   /** A denial's problem: {@code waf_denied} (or {@code rate_limited}), the rule's title, the rule, the policy version, a request id. */
   private static void denied(HttpServerRequest req, io.meshplane.waf.Waf.Decision d, long version) {
-    String requestId = java.util.UUID.randomUUID().toString();
+    // the client's id when it sent a sane one (its logs can then find the denial), else a new one, as the coordinator does
+    String requestId = io.meshplane.http.RequestIds.choose(req.getHeader(io.meshplane.http.RequestIds.HEADER));
     String code = d.rateLimited() ? "rate_limited" : "waf_denied";
     JsonObject body = new JsonObject().put("type", "urn:meshplane:problem:" + code).put("title", d.title()).put("status", d.status())
         .put("code", code).put("detail", "refused by rule " + d.rule() + " of traffic policy version " + version).put("rule", d.rule())

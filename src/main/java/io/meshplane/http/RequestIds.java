@@ -4,8 +4,11 @@ import io.vertx.ext.web.RoutingContext;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.regex.Pattern;
 
-/** Gives every request an id (the client's if sane, else a new one) and echoes it on every response. */
-final class RequestIds {
+/**
+ * Gives every request an id (the client's if sane, else a new one) and echoes it on every response. The
+ * agent's ingress edge names its denials the same way ({@link #choose}).
+ */
+public final class RequestIds {
   public static final String HEADER = "X-Request-Id";
   private static final String KEY = "request_id";
   private static final Pattern SANE = Pattern.compile("^[A-Za-z0-9._:\\-]{1,128}$");

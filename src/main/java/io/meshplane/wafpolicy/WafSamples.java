@@ -23,12 +23,19 @@ final class WafSamples {
   /** Every sample of {@code reports} (node id → its {@code waf} report), with its node, newest first, at most {@link #MAX}. */
   static JsonArray newestFirst(Map<String, String> reports) {
     List<JsonObject> all = new ArrayList<>();
+    Map<JsonObject, Integer> position = new java.util.IdentityHashMap<>();
     reports.forEach((node, report) -> {
       if (report == null || report.isEmpty()) return;
       JsonArray samples = new JsonObject(report).getJsonArray("samples", new JsonArray());
-      for (Object o : samples) all.add(((JsonObject) o).copy().put("node", node));
+      for (int i = 0; i < samples.size(); i++) {
+        JsonObject s = samples.getJsonObject(i).copy().put("node", node);
+        position.put(s, i);
+        all.add(s);
+      }
     });
-    all.sort(Comparator.comparingLong((JsonObject s) -> s.getLong("at", 0L)).reversed().thenComparing(s -> s.getString("node")));
+    // a node reports its samples oldest first, with whole seconds: within one second, its later ones are the newer
+    all.sort(Comparator.comparingLong((JsonObject s) -> s.getLong("at", 0L)).reversed().thenComparing(s -> s.getString("node"))
+        .thenComparing(Comparator.comparingInt((JsonObject s) -> position.get(s)).reversed()));
     return new JsonArray(new ArrayList<>(all.subList(0, Math.min(all.size(), MAX))));
   }
 
