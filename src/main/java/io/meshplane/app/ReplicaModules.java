@@ -84,7 +84,7 @@ final class ReplicaModules {
           public io.vertx.core.Future<java.util.Map<String, String>> reports(java.util.Set<String> ids) {
             return heartbeat.liveNodes().getAll(ids).map(live -> {
               java.util.Map<String, String> out = new java.util.HashMap<>();
-              live.forEach((id, l) -> out.put(id, l.wafReport()));
+              live.forEach((id, l) -> out.put(id, l.wafSamples()));
               return out;
             });
           }

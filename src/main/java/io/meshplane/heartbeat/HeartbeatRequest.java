@@ -30,7 +30,8 @@ public record HeartbeatRequest(
     NodePki.Report pki,
     String ingressVersion,
     String ingressStats,
-    String wafReport) {
+    String wafReport,
+    String wafSamples) {
 
   /** A CSR's base64 at most (a P-256 or Ed25519 CSR is about 300-700 characters, as PEM or base64). */
   static final int MAX_CSR_CHARS = 8192;
@@ -103,7 +104,7 @@ public record HeartbeatRequest(
     String[] ingressReport = IngressReport.parse(f, body.getValue("ingress_routes"));
     f.check();
     return new HeartbeatRequest(endpoints, key, relay, routes, services, ingress, telemetry,
-        results, knownPeers, knownAcl, pki, ingressReport[0], ingressReport[1], ingressReport[2]);
+        results, knownPeers, knownAcl, pki, ingressReport[0], ingressReport[1], ingressReport[2], ingressReport[3]);
   }
 
   /** The {@code pki} block (API.md §11): every member optional; shapes only (the CSR is read off the event loop). */

@@ -95,7 +95,7 @@ final class HeartbeatService {
     LiveNode live = new LiveNode(now, true, orEmpty(hb.endpoints()), hb.publicKey() == null ? "" : hb.publicKey(),
         hb.relay() == null ? "" : hb.relay(), orEmpty(hb.routes()), hb.telemetry(), hb.knownPeers(), hb.knownAcl(),
         orEmpty(hb.services()), pkiBundle(pr), pkiIssuer(pr), pr == null || pr.serial() == null ? "" : pr.serial(),
-        hb.ingressVersion(), hb.ingressStats(), hb.wafReport());
+        hb.ingressVersion(), hb.ingressStats(), hb.wafReport(), hb.wafSamples());
     return batcher.submit(id, live)
         // the map write failed (its partition's owner just died, say): not acknowledged, so the agent's
         // next beat carries the same state; a second is enough for the cluster to take over

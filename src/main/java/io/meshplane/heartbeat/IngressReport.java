@@ -26,14 +26,16 @@ final class IngressReport {
   private IngressReport() {}
 
   /**
-   * {version, stats as compact JSON, the traffic-policy report as compact JSON ({@link WafReport})};
-   * each "" when absent. Errors go to {@code f} under {@code ingress_routes…}.
+   * {version, stats as compact JSON, the traffic-policy report without its samples as compact JSON
+   * ({@link WafReport}), its samples as a compact JSON list}; each "" when absent. Errors go to {@code f}
+   * under {@code ingress_routes…}. The samples are kept apart: a node record reads the small report, only
+   * {@code GET /v1/waf/samples} reads the samples.
    */
   static String[] parse(Fields f, Object block) {
-    if (block == null) return new String[] {"", "", ""};
+    if (block == null) return new String[] {"", "", "", ""};
     if (!(block instanceof JsonObject b)) {
       f.error("ingress_routes", "must be an object");
-      return new String[] {"", "", ""};
+      return new String[] {"", "", "", ""};
     }
     String version = "";
     Object v = b.getValue("version");
@@ -65,7 +67,9 @@ final class IngressReport {
       }
     }
     JsonObject waf = WafReport.parse(f, b.getValue("waf"));
-    return new String[] {version, stats.isEmpty() ? "" : stats.encode(), waf == null ? "" : waf.encode()};
+    Object samples = waf == null ? null : waf.remove("samples");
+    String encodedSamples = samples instanceof io.vertx.core.json.JsonArray a && !a.isEmpty() ? a.encode() : "";
+    return new String[] {version, stats.isEmpty() ? "" : stats.encode(), waf == null ? "" : waf.encode(), encodedSamples};
   }
 
   private static JsonObject route(Fields f, String at, JsonObject in) {

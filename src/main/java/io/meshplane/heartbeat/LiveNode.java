@@ -35,7 +35,9 @@ import java.util.Objects;
  *     routes, re-encoded from the validated report): the node record's {@code ingress_stats}
  * @param wafReport the traffic policy the node reported enforcing, its probe and its samples of denied
  *     requests, as compact JSON ("" for none; re-encoded from the validated report): the node record's
- *     {@code waf_sync} and the samples a preview reads. Not written to PostgreSQL.
+ *     {@code waf_sync}. Not written to PostgreSQL.
+ * @param wafSamples the samples of denied requests of that report, as a compact JSON list ("" for none;
+ *     at most 5, bounded): what {@code GET /v1/waf/samples} and a preview read. Not written to PostgreSQL.
  */
 public record LiveNode(
     long heartbeatAt,
@@ -53,7 +55,8 @@ public record LiveNode(
     String pkiSerial,
     String ingressVersion,
     String ingressStats,
-    String wafReport) {
+    String wafReport,
+    String wafSamples) {
 
   public static final String PKI_BUNDLE_FIELD = "pkiBundle";
   public static final String PKI_ISSUER_FIELD = "pkiIssuer";
@@ -64,7 +67,7 @@ public record LiveNode(
       long knownPeers, long knownAcl, String[] services, String pkiBundle, String pkiIssuer, String pkiSerial, String ingressVersion,
       String ingressStats) {
     this(heartbeatAt, dirty, endpoints, publicKey, relay, routes, telemetry, knownPeers, knownAcl, services, pkiBundle, pkiIssuer, pkiSerial,
-        ingressVersion, ingressStats, "");
+        ingressVersion, ingressStats, "", "");
   }
 
   /** An entry without ingress routes' fields (a heartbeat without an {@code ingress_routes} block). */
@@ -103,7 +106,7 @@ public record LiveNode(
 
   public LiveNode clean() {
     return new LiveNode(heartbeatAt, false, endpoints, publicKey, relay, routes, telemetry, knownPeers, knownAcl, services, pkiBundle, pkiIssuer, pkiSerial,
-        ingressVersion, ingressStats, wafReport);
+        ingressVersion, ingressStats, wafReport, wafSamples);
   }
 
   @Override
@@ -113,7 +116,7 @@ public record LiveNode(
         && telemetry.equals(n.telemetry) && knownPeers == n.knownPeers && knownAcl == n.knownAcl
         && Arrays.equals(services, n.services) && pkiBundle.equals(n.pkiBundle) && pkiIssuer.equals(n.pkiIssuer) && pkiSerial.equals(n.pkiSerial)
         && ingressVersion.equals(n.ingressVersion) && ingressStats.equals(n.ingressStats)
-        && wafReport.equals(n.wafReport);
+        && wafReport.equals(n.wafReport) && wafSamples.equals(n.wafSamples);
   }
 
   @Override
@@ -146,7 +149,8 @@ public record LiveNode(
           in.getFieldKind("ingressVersion") == FieldKind.STRING ? orEmpty(in.readString("ingressVersion")) : "",
           in.getFieldKind("ingressStats") == FieldKind.STRING ? orEmpty(in.readString("ingressStats")) : "",
           // absent in entries written before traffic policies (a rolling upgrade): none reported
-          in.getFieldKind("wafReport") == FieldKind.STRING ? orEmpty(in.readString("wafReport")) : "");
+          in.getFieldKind("wafReport") == FieldKind.STRING ? orEmpty(in.readString("wafReport")) : "",
+          in.getFieldKind("wafSamples") == FieldKind.STRING ? orEmpty(in.readString("wafSamples")) : "");
     }
 
     @Override
@@ -169,6 +173,7 @@ public record LiveNode(
       out.writeString("ingressVersion", emptyToNull(n.ingressVersion()));
       out.writeString("ingressStats", emptyToNull(n.ingressStats()));
       out.writeString("wafReport", emptyToNull(n.wafReport()));
+      out.writeString("wafSamples", emptyToNull(n.wafSamples()));
     }
 
     private static String join(String[] items) {

@@ -59,6 +59,6 @@ final class LiveView implements LiveNodes {
 
   private static Live view(LiveNode n) {
     return n == null ? null : new Live(n.heartbeatAt(), n.endpoints(), n.relay(), n.publicKey(), n.routes(), n.telemetry(), n.knownPeers(),
-        n.knownAcl(), n.services(), n.pkiBundle(), n.pkiIssuer(), n.pkiSerial(), n.ingressVersion(), n.ingressStats(), n.wafReport());
+        n.knownAcl(), n.services(), n.pkiBundle(), n.pkiIssuer(), n.pkiSerial(), n.ingressVersion(), n.ingressStats(), n.wafReport(), n.wafSamples());
   }
 }

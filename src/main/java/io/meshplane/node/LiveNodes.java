@@ -12,11 +12,11 @@ import java.util.Set;
 public interface LiveNodes {
   /**
    * What a node's last accepted heartbeat said; {@code ingressVersion} and {@code ingressStats} are its
-   * {@code ingress_routes} report ("" for none; the stats as compact JSON), {@code wafReport} its {@code waf} part.
+   * {@code ingress_routes} report ("" for none; the stats as compact JSON), {@code wafReport} its {@code waf} part without the samples, {@code wafSamples} those (a JSON list).
    */
   record Live(long heartbeatAt, String[] endpoints, String reportedRelay, String reportedKey, String[] routes, String telemetry,
       long knownPeers, long knownAcl, String[] services, String pkiBundle, String pkiIssuer,
-      String pkiSerial, String ingressVersion, String ingressStats, String wafReport) {}
+      String pkiSerial, String ingressVersion, String ingressStats, String wafReport, String wafSamples) {}
 
   /**
    * What a CA rotation counts before it advances: the online nodes that reported a {@code pki} block,

@@ -34,7 +34,7 @@ public final class WafPolicyModule implements Module {
     /** The ids of at most {@code max} nodes serving the team+environment's routes. CPU over the replica's nodes: called on this feature's pool. */
     List<String> nodes(String team, String environment, int max);
 
-    /** Each node's last {@code waf} report as compact JSON ("" or absent: none). */
+    /** Each node's last reported samples, as a compact JSON list ("" or absent: none). */
     Future<java.util.Map<String, String>> reports(java.util.Set<String> nodeIds);
 
     Edges NONE = new Edges() {

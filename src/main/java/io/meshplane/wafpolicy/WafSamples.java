@@ -20,13 +20,13 @@ final class WafSamples {
 
   private WafSamples() {}
 
-  /** Every sample of {@code reports} (node id → its {@code waf} report), with its node, newest first, at most {@link #MAX}. */
+  /** Every sample of {@code reports} (node id → its reported samples, a JSON list), with its node, newest first, at most {@link #MAX}. */
   static JsonArray newestFirst(Map<String, String> reports) {
     List<JsonObject> all = new ArrayList<>();
     Map<JsonObject, Integer> position = new java.util.IdentityHashMap<>();
     reports.forEach((node, report) -> {
       if (report == null || report.isEmpty()) return;
-      JsonArray samples = new JsonObject(report).getJsonArray("samples", new JsonArray());
+      JsonArray samples = new JsonArray(report);
       for (int i = 0; i < samples.size(); i++) {
         JsonObject s = samples.getJsonObject(i).copy().put("node", node);
         position.put(s, i);

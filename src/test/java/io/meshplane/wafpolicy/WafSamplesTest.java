@@ -19,8 +19,8 @@ class WafSamplesTest {
   @Test
   void newestFirstWithinOneSecondAndAtMostOneHundred() {
     Map<String, String> reports = new LinkedHashMap<>();
-    reports.put("nd_a", new JsonObject().put("samples", new JsonArray().add(sample(100, "a1")).add(sample(200, "a2")).add(sample(200, "a3"))).encode());
-    reports.put("nd_b", new JsonObject().put("samples", new JsonArray().add(sample(150, "b1"))).encode());
+    reports.put("nd_a", new JsonArray().add(sample(100, "a1")).add(sample(200, "a2")).add(sample(200, "a3")).encode());
+    reports.put("nd_b", new JsonArray().add(sample(150, "b1")).encode());
     reports.put("nd_c", "");
     JsonArray out = WafSamples.newestFirst(reports);
     assertEquals(List.of("a3", "a2", "b1", "a1"), out.stream().map(o -> ((JsonObject) o).getString("rule")).toList());
@@ -28,7 +28,7 @@ class WafSamplesTest {
     JsonArray many = new JsonArray();
     for (int i = 0; i < 5; i++) many.add(sample(i, "r" + i));
     Map<String, String> fleet = new LinkedHashMap<>();
-    for (int n = 0; n < 30; n++) fleet.put("nd_" + n, new JsonObject().put("samples", many).encode());
+    for (int n = 0; n < 30; n++) fleet.put("nd_" + n, many.encode());
     assertEquals(WafSamples.MAX, WafSamples.newestFirst(fleet).size());
     // as a preview's requests: headers as name -> values
     JsonArray requests = new JsonArray(WafSamples.asRequests(out));
