@@ -124,7 +124,7 @@ final class EdgeWaf {
       JsonObject next = waiting;
       waiting = null;
       if (next != null) apply(next); // a later version came meanwhile: compiled now, announced when done
-      else applied.run();
+      if (applying == null) applied.run(); // nothing more to compile (the waiting block, if any, was this version)
     });
   }
 
