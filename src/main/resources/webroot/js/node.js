@@ -17,7 +17,7 @@ export { parseTags } from './node-actions.js';
 const FIELD_ORDER = [
   'id', 'name', 'team', 'environment', 'status', 'heartbeat', 'address', 'public_key', 'endpoints', 'tags',
   'routes', 'relay', 'relay_status', 'services', 'ingress', 'acl_matches', 'policy_sync', 'pki_sync', 'ingress_sync',
-  'ingress_stats', 'telemetry',
+  'ingress_stats', 'waf_sync', 'telemetry',
   'created_at', 'updated_at',
 ];
 const LABELS = {
@@ -25,7 +25,7 @@ const LABELS = {
   address: 'Mesh address', public_key: 'Public key', endpoints: 'Endpoints', tags: 'Tags', routes: 'Routes',
   relay: 'Relay', relay_status: 'Relay status', services: 'Bound services', ingress: 'Ingress',
   acl_matches: 'ACL matches', policy_sync: 'Policy sync', pki_sync: 'MeshCA sync', ingress_sync: 'Ingress routes sync',
-  ingress_stats: 'Ingress traffic', telemetry: 'Telemetry', created_at: 'Enrolled',
+  ingress_stats: 'Ingress traffic', waf_sync: 'Traffic policy (WAF)', telemetry: 'Telemetry', created_at: 'Enrolled',
   updated_at: 'Record updated',
 };
 
@@ -120,18 +120,32 @@ export function renderNode(ctx, id) {
         const n = (x) => (x === null || x === undefined ? '—' : str(x));
         return [badge(str(v.state), { 'data-test': 'node-ingress-sync-state' }), ` applied ${n(v.acknowledged)}; current ${n(v.current)}`];
       }
+      case 'waf_sync': {
+        // the traffic policy version the edge reported enforcing against the current one, and its probe (API.md §20)
+        if (!v || typeof v !== 'object' || v.state === 'none') {
+          return h('span', { class: 'muted', 'data-test': 'node-waf-sync-state' }, 'enforces no traffic policy');
+        }
+        const n = (x) => (x === null || x === undefined ? '—' : str(x));
+        const probe = v.probe && typeof v.probe === 'object' ? str(v.probe.state) : 'none';
+        const parts = [badge(str(v.state), { 'data-test': 'node-waf-sync-state' }),
+          ` enforcing ${n(v.enforcing)}${v.shadowing ? `, shadow ${n(v.shadowing)}` : ''}; current ${n(v.current)}; probe `,
+          badge(probe, { 'data-test': 'node-waf-probe-state' })];
+        if (typeof v.error === 'string') parts.push(h('span', { class: 'form-error' }, ` ${v.error}`));
+        return parts;
+      }
       case 'ingress_stats': {
         // per route, what the agent's edge reported with its latest heartbeat
         if (!v || typeof v !== 'object' || Object.keys(v).length === 0) return h('span', { class: 'muted' }, 'no traffic reported');
         const num = (x) => (typeof x === 'number' ? x.toLocaleString() : '—');
-        const t = makeTable(['Route', 'Requests', 'Errors', 'Active', '2xx / 3xx / 4xx / 5xx', 'Bytes in / out', 'Certificate serial'],
-          { caption: 'Ingress traffic by route', test: 'node-ingress-stats' });
+        const t = makeTable(['Route', 'Requests', 'Errors', 'Active', '2xx / 3xx / 4xx / 5xx', 'Bytes in / out', 'Certificate serial',
+          'WAF denied / rate limited / would deny'], { caption: 'Ingress traffic by route', test: 'node-ingress-stats' });
         for (const route of Object.keys(v).sort()) {
           const r = v[route] || {};
           const c = r.status_classes || {};
           t.tbody.append(h('tr', {}, td(route), td(num(r.requests)), td(num(r.errors)), td(num(r.active)),
             td(`${num(c['2xx'])} / ${num(c['3xx'])} / ${num(c['4xx'])} / ${num(c['5xx'])}`),
-            td(`${num(r.bytes_in)} / ${num(r.bytes_out)}`), td(typeof r.serial === 'string' ? r.serial : '—')));
+            td(`${num(r.bytes_in)} / ${num(r.bytes_out)}`), td(typeof r.serial === 'string' ? r.serial : '—'),
+            td(r.waf && typeof r.waf === 'object' ? `${num(r.waf.denied)} / ${num(r.waf.rate_limited)} / ${num(r.waf.would_deny)}` : '—')));
         }
         return t.wrap;
       }

@@ -42,13 +42,9 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
   /** A heartbeat is on its way; {@link #beatAgain}: send the next one as soon as it is answered. */
   private boolean inFlight;
   private boolean beatAgain;
-  /** An acknowledgement came while a heartbeat was on its way: the next one goes as soon as {@link #ackGap} allows. */
-  private boolean ackAgain;
-  /** When the last heartbeat started, and when the scheduled one fires (epoch ms): acknowledgements are spaced by them. */
-  private long lastBeatAtMs;
+  private final AckSpacing acks = new AckSpacing();
+  /** When the scheduled heartbeat fires (epoch ms). */
   private long timerAtMs;
-  /** At most one acknowledgement heartbeat (routes or a traffic policy applied) per this many ms, however fast changes come. */
-  static final long MIN_ACK_GAP_MS = 1000;
 
   /** Wall-clock time of the last accepted heartbeat, 0: none since start. */
   private volatile long lastOkMs;
@@ -251,7 +247,7 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
   private void beat() {
     if (closing) return;
     inFlight = true; // from the save on: beatNow() must not start a second chain of heartbeats
-    lastBeatAtMs = System.currentTimeMillis();
+    acks.beatStarted();
     int parts = session.takeDirty();
     (parts == 0 ? Future.<Void>succeededFuture() : save(parts)).onComplete(x -> send());
   }
@@ -307,9 +303,9 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
     }
     long wait = session.afterSuccess(settings.backoff(), 0);
     // new ingress routes applied from this answer: the next heartbeat reports them now, not an interval later
-    if (session.takeRoutesToReport() | ackAgain) {
-      ackAgain = false;
-      wait = Math.min(wait, ackGap());
+    if (session.takeRoutesToReport() | acks.pending) {
+      acks.pending = false;
+      wait = Math.min(wait, acks.delayMs());
     }
     if (beatAgain) {
       // a command arrived on the stream while this heartbeat was on its way: its result goes now
@@ -333,25 +329,15 @@ final class AgentVerticle extends VerticleBase implements AgentSession.Events, A
     schedule(0);
   }
 
-  /** How long until an acknowledgement may go: {@link #MIN_ACK_GAP_MS} after the last heartbeat started. */
-  private long ackGap() {
-    return Math.max(0, lastBeatAtMs + MIN_ACK_GAP_MS - System.currentTimeMillis());
-  }
-
-  /**
-   * New routes or a traffic policy applied (from the stream, or by the edge once compiled): the heartbeat
-   * that reports them goes at once, or when {@link #MIN_ACK_GAP_MS} since the last one has passed, so a
-   * team changing its routes or policy many times a second costs each ingress node at most one extra
-   * heartbeat a second. A heartbeat already scheduled sooner carries it.
-   */
+  /** New routes or a traffic policy applied: acknowledged at once or spaced ({@link AckSpacing}); a heartbeat due sooner carries it. */
   @Override
   public void beatSoon() {
     if (closing) return;
     if (inFlight) {
-      ackAgain = true;
+      acks.pending = true;
       return;
     }
-    long at = System.currentTimeMillis() + ackGap();
+    long at = System.currentTimeMillis() + acks.delayMs();
     if (timer >= 0 && timerAtMs <= at) return;
     if (timer >= 0) vertx.cancelTimer(timer);
     timer = -1;
