@@ -142,7 +142,7 @@ final class IngressGauges {
 
   private void sample() {
     ticks.incrementAndGet();
-    if (!oldest()) {
+    if (!io.meshplane.observe.OldestMember.isLocal(hz)) {
       if (!sampling) {
         behindSince.clear();
         wafBehindSince.clear();
@@ -251,14 +251,6 @@ final class IngressGauges {
     }
   }
 
-  /** True on the cluster's oldest member: the one replica that samples. */
-  private boolean oldest() {
-    try {
-      return hz.getCluster().getMembers().iterator().next().localMember();
-    } catch (RuntimeException e) {
-      return false; // leaving the cluster
-    }
-  }
 
   /** How many times this replica's sampler ran. */
   long ticks() {

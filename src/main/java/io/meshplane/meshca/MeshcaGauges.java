@@ -72,7 +72,7 @@ final class MeshcaGauges {
   private void sample() {
     ticks.incrementAndGet();
     authorityRows();
-    if (!oldest()) {
+    if (!io.meshplane.observe.OldestMember.isLocal(hz)) {
       counts.values().forEach(v -> v.set(0));
       return;
     }
@@ -107,14 +107,6 @@ final class MeshcaGauges {
     shown = h;
   }
 
-  /** True on the cluster's oldest member: the one replica that samples the mesh-wide counts. */
-  private boolean oldest() {
-    try {
-      return hz.getCluster().getMembers().iterator().next().localMember();
-    } catch (RuntimeException e) {
-      return false; // leaving the cluster
-    }
-  }
 
   /** How many times this replica's sampler ran. */
   long ticks() {

@@ -110,7 +110,7 @@ final class SeriesSampler {
     coarse.add(c, hb - lastHeartbeats, ops[0] - lastOps[0], ops[1] - lastOps[1], ops[2] - lastOps[2]);
     lastHeartbeats = hb;
     lastOps = ops;
-    if (!oldest() || counting) {
+    if (!io.meshplane.observe.OldestMember.isLocal(hz) || counting) {
       // not the counts' sampler, or the last counts query still runs (a slow database): this bucket's
       // counts are a gap, its other figures are published now
       publish(f, c);
@@ -130,14 +130,6 @@ final class SeriesSampler {
     });
   }
 
-  /** True on the cluster's oldest member: the one replica that samples the mesh-wide node counts. */
-  private boolean oldest() {
-    try {
-      return hz.getCluster().getMembers().iterator().next().localMember();
-    } catch (RuntimeException e) {
-      return false; // leaving the cluster
-    }
-  }
 
   private void publish(long f, long c) {
     // up to the newest bucket held (a late counts answer never hides a newer sample)
