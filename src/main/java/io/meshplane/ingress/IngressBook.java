@@ -35,8 +35,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Cost: an answer to a node that reports its current version is two hash lookups and a comparison;
  * a full answer concatenates the domain's routes for the node's tags, pre-encoded when the domain
  * changed (at most {@value IngressService#MAX_ROUTES} per team+environment), and is kept per node
- * until its version moves. Memory: a small record per node of the mesh (team+environment, tags,
- * address), about 100 bytes.
+ * until its version moves; the traffic policy ({@link IngressWaf}) is encoded once per team+environment
+ * and appended to each full answer, never copied into a node's cached one. Memory: a small record per
+ * node of the mesh (team+environment, tags, address), about 100 bytes, and one policy per
+ * team+environment that has one.
  */
 final class IngressBook implements ChangeLog.Follower, NodeIngress {
   /** A route as ingress nodes are sent it: its tag and its encoded JSON. */
@@ -270,7 +272,10 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
       a = new Answer(current, full(d, n, current));
       answers.put(nodeId, a);
     }
-    out.appendString(",\"ingress_routes\":").appendBuffer(a.json());
+    // the team+environment's traffic policy in force (one buffer per team+environment, never copied into a node's cached answer)
+    out.appendString(",\"ingress_routes\":").appendBuffer(a.json()).appendString(",\"waf\":");
+    if (d == null || d.waf() == null) out.appendString("null}");
+    else out.appendBuffer(d.waf().json()).appendString("}");
     return current;
   }
 
@@ -291,6 +296,7 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
     return write(nodeId, held, out);
   }
 
+  /** The node's routes of {@code version}, the block left open for its {@code waf} (appended by {@link #write}). */
   private static Buffer full(Domain d, Node n, String version) {
     Buffer b = Buffer.buffer(128).appendString("{\"version\":\"").appendString(version).appendString("\",\"routes\":[");
     boolean first = true;
@@ -302,11 +308,7 @@ final class IngressBook implements ChangeLog.Follower, NodeIngress {
         first = false;
       }
     }
-    // the team+environment's traffic policy in force, enforced by the edge on every route it serves
-    b.appendString("],\"waf\":");
-    if (d == null || d.waf() == null) b.appendString("null");
-    else b.appendBuffer(d.waf().json());
-    return b.appendString("}");
+    return b.appendString("]");
   }
 
   @Override
