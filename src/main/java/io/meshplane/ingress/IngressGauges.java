@@ -87,14 +87,8 @@ final class IngressGauges {
     this.hz = hz;
     this.book = book;
     this.live = live;
-    for (String s : SYNC) {
-      AtomicLong v = new AtomicLong();
-      nodes.put(s, v);
-      Gauge.builder("mesh.ingress.nodes", v, AtomicLong::doubleValue)
-          .description("Nodes that serve ingress routes, by sync (current: acknowledged the current routes version, behind, "
-              + "offline: stale or never heard of); sampled by the oldest replica only, 0 on the others")
-          .tag("sync", s).register(registry);
-    }
+    family(registry, "mesh.ingress.nodes", "sync", SYNC, nodes, "Nodes that serve ingress routes, by sync (current: acknowledged the current "
+        + "routes version, behind, offline: stale or never heard of); sampled by the oldest replica only, 0 on the others");
     Gauge.builder("mesh.ingress.config.lag.seconds", behindSinceMs, v -> v.get() < 0 ? 0 : Math.max(0, System.currentTimeMillis() - v.get()) / 1000.0)
         .description("The longest time an online ingress node has been behind the current routes version (0: none behind); oldest replica only")
         .register(registry);
@@ -104,31 +98,28 @@ final class IngressGauges {
     Gauge.builder("mesh.ingress.meshca.failing.routes", meshcaFailing, AtomicLong::doubleValue)
         .description("Routes whose last MeshCA hostname-certificate request failed on an online ingress node (their meshca_error); oldest replica only")
         .register(registry);
-    for (String s : SYNC) {
-      AtomicLong v = new AtomicLong();
-      wafNodes.put(s, v);
-      Gauge.builder("mesh.waf.nodes", v, AtomicLong::doubleValue)
-          .description("Ingress nodes of a team and environment with a traffic policy, by sync (current: reported enforcing the current "
-              + "policy version, behind, offline); oldest replica only")
-          .tag("sync", s).register(registry);
-    }
+    family(registry, "mesh.waf.nodes", "sync", SYNC, wafNodes, "Ingress nodes of a team and environment with a traffic policy, by sync "
+        + "(current: reported enforcing the current policy version, behind, offline); oldest replica only");
     Gauge.builder("mesh.waf.apply.lag.seconds", wafBehindSinceMs, v -> v.get() < 0 ? 0 : Math.max(0, System.currentTimeMillis() - v.get()) / 1000.0)
         .description("The longest time an online ingress node has been behind its current traffic policy version (0: none); oldest replica only")
         .register(registry);
     Gauge.builder("mesh.waf.probe.failing.nodes", wafProbeFailing, AtomicLong::doubleValue)
         .description("Online ingress nodes whose probe of the current traffic policy version did not pass (failed, stale or none); oldest replica only")
         .register(registry);
-    for (String o : OUTCOMES) {
-      AtomicLong v = new AtomicLong();
-      wafDecisions.put(o, v);
-      Gauge.builder("mesh.waf.decisions", v, AtomicLong::doubleValue)
-          .description("WAF decisions by outcome, summed over the online ingress nodes' last reports (each counted since its agent started; "
-              + "would_deny: the shadow version's); oldest replica only")
-          .tag("outcome", o).register(registry);
-    }
+    family(registry, "mesh.waf.decisions", "outcome", OUTCOMES, wafDecisions, "WAF decisions by outcome, summed over the online ingress "
+        + "nodes' last reports (each counted since its agent started; would_deny: the shadow version's); oldest replica only");
     this.expiry = MultiGauge.builder("mesh.ingress.certificate.expiry.seconds")
         .description("Seconds until the first ACME certificate served by an online ingress node expires; on the oldest replica, once one is reported")
         .register(registry);
+  }
+
+  /** One gauge per value of {@code tag}, each reading its own cell of {@code cells}. */
+  private static void family(MeterRegistry registry, String name, String tag, List<String> values, Map<String, AtomicLong> cells, String help) {
+    for (String value : values) {
+      AtomicLong v = new AtomicLong();
+      cells.put(value, v);
+      Gauge.builder(name, v, AtomicLong::doubleValue).description(help).tag(tag, value).register(registry);
+    }
   }
 
   void start() {
