@@ -14,6 +14,7 @@ const MAX_CHARTS = 8; // routes drawn (those with the most requests evaluated si
 const TOP_RULES = 3; // rules drawn per route
 const RULE_STYLE = [['--chart-2', '#1d7a3e', [6, 3]], ['--chart-3', '#b06f00', [2, 3]], ['--chart-axis', '#576173', [8, 3, 2, 3]]];
 
+const TIME_INCRS = [1, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
 const num = (v) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
 
 function cssVar(name, fallback) {
@@ -100,7 +101,8 @@ function options(rules, width) {
     legend: { show: true, live: false },
     cursor: { drag: { x: false, y: false } },
     scales: { y: { range: (u, min, max) => [0, max > 0 ? max * 1.1 : 1] } },
-    axes: [{ ...axis }, { ...axis, size: 48 }],
+    // a point every 5 s: ticks of whole seconds at least, as clock times
+    axes: [{ ...axis, incrs: TIME_INCRS, values: (u, splits) => splits.map((v) => new Date(v * 1000).toLocaleTimeString()) }, { ...axis, size: 48 }],
     series: [{},
       { label: 'evaluated', stroke: cssVar('--chart-1', '#1f5fbf'), width: 2, points: { show: false } },
       { label: 'denied', stroke: cssVar('--chart-4', '#b42318'), width: 3, points: { show: false } },

@@ -85,7 +85,8 @@ export function wafTraffic(ctx, sc, { candidate, problem }) {
       td(badge(str(n.status))),
       td(badge(str(s.state) || 'unknown', { 'data-test': 'waf-node-sync' }),
         h('div', { class: 'muted small' }, `applied ${ver(s.acknowledged)}; current ${ver(s.current)}`)),
-      td(h('div', { 'data-test': 'waf-node-versions' }, versions(s.enforcing, s.enforce, 'enforcing'), versions(s.shadowing, s.shadow, 'shadowing'))),
+      td(h('div', { 'data-test': 'waf-node-versions' }, versions(s.enforcing, s.enforce, 'enforcing'),
+        s.shadowing != null || s.shadow != null ? versions(s.shadowing, s.shadow, 'shadowing') : h('div', { class: 'muted small' }, 'no shadow version'))),
       td(badge(str(p.state) || 'none', { 'data-test': 'waf-node-probe' }),
         p.state && p.state !== 'none' ? h('div', { class: 'muted small' }, `version ${ver(p.version)}${p.status != null ? `, status ${str(p.status)}` : ''}, `, secondsTime(p.at),
           p.detail ? `: ${str(p.detail)}` : '') : ''),
@@ -147,7 +148,7 @@ export function wafTraffic(ctx, sc, { candidate, problem }) {
       let requests = asRequests(Array.isArray(list && list.samples) ? list.samples : []);
       const rows = Array.isArray(r.samples) ? r.samples : [];
       const same = requests.length === rows.length && rows.every((x, i) => str(x.route) === str(requests[i].route));
-      if (!same) requests = [];
+      requests = same ? requests.map((q) => ({ ...q, route: routeLabel(str(q.route)) })) : [];
       reportedStale.hidden = true;
       reportedResult.replaceChildren(
         ...(rows.length ? [] : [h('p', { class: 'muted', 'data-test': 'waf-reported-none' }, 'No sample was reported to evaluate the editor\'s policy on.')]),
