@@ -144,6 +144,10 @@ class WafTrafficBrowserTest {
     ((org.openqa.selenium.JavascriptExecutor) browser.driver()).executeScript("document.getElementById('waf-attention-h').scrollIntoView()");
     browser.screenshot("waf-edge"); // target/screenshots/waf-edge.png, copied by hand to docs/img/waf-edge.png
     assertEquals(List.of(), AccessibilityBrowserTest.violations(browser, "the WAF page with its ingress nodes, traffic and samples"));
+    AccessibilityBrowserTest.scheme(browser, "dark"); // the charts are drawn again in the dark scheme's colours
+    browser.await("the chart drawn again", d -> browser.el("waf-traffic-chart").findElements(org.openqa.selenium.By.cssSelector("canvas")).size() == 1 ? true : null);
+    assertEquals(List.of(), AccessibilityBrowserTest.violations(browser, "the WAF page at the edge [dark]"));
+    AccessibilityBrowserTest.scheme(browser, "light");
 
     // the editor changes: the preview on reported samples belongs to the old text
     PolicyEditor.type(browser, "waf", "{\"rules\": [" + NO_ADMIN + "]}");
