@@ -1,21 +1,17 @@
 // Ingress (#/ingress, ingress:read): the ingress routes of one team and environment in their order
-// (GET /ingress/routes, every page of it: at most 500 routes), the ingress nodes that serve them (GET
-// /nodes?tag= for each ingress tag of the routes) with their routes sync and per-route traffic, and
+// and the ingress nodes that serve them (read as ingress-nodes.js says) with their routes sync and per-route traffic, and
 // what needs attention first: routes whose status is not active, nodes behind or draining.
 // With ingress:write, the form and row buttons of ingress-form.js. Refreshed every 5 s.
 
-import { request, api, can, ApiError } from './api.js';
+import { api, can, ApiError } from './api.js';
 import {
   h, badge, str, makeTable, keyedRows, td, link, nodeHref, field, renderIfChanged,
 } from './ui.js';
 import { liveBadge } from './nodes.js';
 import { ingressEditor } from './ingress-form.js';
+import { readRoutes, readIngressNodes, ingressTags, routesOf, MAX_TAGS, NODES_PER_TAG } from './ingress-nodes.js';
 
 const POLL_MS = 5000;
-const PAGE = 500;
-const MAX_PAGES = 2; // 500 routes per team and environment at most: one page, a second if the server pages shorter
-const MAX_TAGS = 10; // ingress tags whose nodes are read (each one request)
-const NODES_PER_TAG = 100;
 
 /** The route's status ({state} from the server), or "unknown" when the server does not say. */
 export function routeState(r) {
@@ -129,7 +125,7 @@ export function renderIngress(ctx) {
       const sync = n.ingress_sync && typeof n.ingress_sync === 'object' ? n.ingress_sync : {};
       const stats = n.ingress_stats && typeof n.ingress_stats === 'object' ? n.ingress_stats : {};
       const drains = drainStates(n);
-      const served = shown.routes.filter((r) => Array.isArray(n.tags) && n.tags.includes(r.ingress_tag));
+      const served = routesOf(n, shown.routes);
       const traffic = served.length
         ? h('ul', { class: 'plain-list' }, served.map((r) => {
           const s = stats[str(r.id)];
@@ -179,42 +175,18 @@ export function renderIngress(ctx) {
     });
   }
 
-  async function loadRoutes() {
-    const items = [];
-    let etag = null;
-    let cursor = null;
-    for (let i = 0; i < MAX_PAGES; i++) {
-      const r = await request('GET', '/ingress/routes', { query: { team, environment, hostname, limit: PAGE, cursor }, signal: ctx.signal });
-      if (i === 0) etag = r.headers.get('ETag');
-      else if (r.headers.get('ETag') !== etag) return null; // changed while walking: read again at the next tick
-      items.push(...(Array.isArray(r.data && r.data.items) ? r.data.items : []));
-      cursor = r.data && r.data.next_cursor;
-      if (!cursor) break;
-    }
-    return { items, etag };
-  }
-
-  async function loadNodes(tags) {
-    const lists = await Promise.all(tags.slice(0, MAX_TAGS).map((tag) =>
-      api.get('/nodes', { team, environment, tag, limit: NODES_PER_TAG }, { signal: ctx.signal })));
-    const byId = new Map();
-    for (const l of lists) for (const n of (Array.isArray(l && l.items) ? l.items : [])) byId.set(str(n.id), n);
-    return [...byId.values()];
-  }
-
   poller = ctx.poll(POLL_MS, async () => {
-    const got = await loadRoutes();
+    const got = await readRoutes({ team, environment, hostname }, ctx.signal);
     if (!got) return;
-    const tags = [...new Set(got.items.map((r) => str(r.ingress_tag)).filter(Boolean))].sort();
     const [nodes, targets] = await Promise.all([
-      loadNodes(tags),
+      readIngressNodes({ team, environment }, ingressTags(got.items), ctx.signal),
       writer || got.items.length ? api.get('/nodes', { team, environment, limit: NODES_PER_TAG }, { signal: ctx.signal }) : null,
     ]);
     const targetList = targets && Array.isArray(targets.items) ? targets.items : [];
     nodes.sort((a, b) => Number(nodeNeedsAttention(b)) - Number(nodeNeedsAttention(a)) || str(a.name).localeCompare(str(b.name)));
     shown = { team, environment, etag: got.etag, routes: got.items, nodes, targets: targetList };
     routeRows(got.items.map((r) => ({ r, count: got.items.length, name: nodeName(str(r.target && r.target.node)) })));
-    nodeRows(nodes.map((n) => ({ ...n, served: got.items.filter((r) => Array.isArray(n.tags) && n.tags.includes(r.ingress_tag)).map((r) => [r.id, r.hostname, r.path_prefix]) })));
+    nodeRows(nodes.map((n) => ({ ...n, served: routesOf(n, got.items).map((r) => [r.id, r.hostname, r.path_prefix]) })));
     if (editor) editor.setNodes(targetList);
     showAttention();
     ctx.clearError();

@@ -237,7 +237,7 @@ const TONES = {
   pending: 'muted', unknown: 'muted', offline: 'muted', retired: 'muted', expired: 'bad',
   drained: 'bad', failed: 'bad', service_unbound: 'bad', target_missing: 'bad', revoked: 'bad', denied: 'bad', disabled: 'bad', no: 'bad',
   // traffic policies (WAF): the mode, and a decision's outcome
-  enforce: 'ok', shadow: 'warn', allow: 'ok', deny: 'bad', pass: 'neutral',
+  enforce: 'ok', shadow: 'warn', allow: 'ok', deny: 'bad', pass: 'neutral', would_deny: 'warn', passed: 'ok',
   'node.online': 'ok', 'node.stale': 'warn', 'node.policy_drift': 'bad', 'node.enroll_unconfirmed': 'warn',
 };
 

@@ -32,40 +32,45 @@ function requestText(s) {
   return `${str(s.method || 'GET')} ${str(s.target)}${s.route ? ` (route ${str(s.route)})` : ''}`;
 }
 
-function testsView(tests) {
-  if (!Array.isArray(tests) || !tests.length) return h('p', { class: 'muted', 'data-test': 'waf-preview-tests' }, 'The editor\'s policy has no tests.');
+function testsView(tests, prefix) {
+  if (!Array.isArray(tests) || !tests.length) return h('p', { class: 'muted', 'data-test': `${prefix}-tests` }, 'The editor\'s policy has no tests.');
   const failed = tests.filter((t) => !t.passed);
   const head = failed.length
-    ? h('p', { class: 'form-error', role: 'alert', 'data-test': 'waf-preview-tests' },
+    ? h('p', { class: 'form-error', role: 'alert', 'data-test': `${prefix}-tests` },
       `${failed.length} of ${tests.length} test${tests.length === 1 ? '' : 's'} fail: saving would be refused.`)
-    : h('p', { class: 'flash', 'data-test': 'waf-preview-tests' },
+    : h('p', { class: 'flash', 'data-test': `${prefix}-tests` },
       `${tests.length === 1 ? 'The 1 test passes' : `All ${tests.length} tests pass`}: saving would not be refused by them.`);
-  const items = tests.map((t) => h('li', { 'data-test': 'waf-preview-test', 'data-passed': String(!!t.passed), 'data-name': str(t.name) },
+  const items = tests.map((t) => h('li', { 'data-test': `${prefix}-test`, 'data-passed': String(!!t.passed), 'data-name': str(t.name) },
     h('strong', {}, t.passed ? 'passes' : 'fails'), `: ${str(t.name)} — expected ${str(t.expect)}${t.rule ? ` by rule ${str(t.rule)}` : ''}, got `,
-    decisionText(t.got, 'waf-preview-test-got')));
+    decisionText(t.got, `${prefix}-test-got`)));
   return h('div', {}, head, h('ul', { class: 'plain-list waf-tests' }, items));
 }
 
-function resultView(r, samples) {
+/**
+ * A preview's answer as elements: the summary, the table of samples (`samples[i]` is the request of
+ * the answer's sample i, when known) and the candidate's tests. `test` prefixes the hooks; `noun` names
+ * the samples ("sample request", "reported sample").
+ */
+export function resultView(r, samples, { test = 'waf-preview', noun = 'sample request' } = {}) {
   const rows = Array.isArray(r.samples) ? r.samples : [];
   const now = Number(r.current_version) ? `version ${str(r.current_version)}, the current one` : 'no policy stored yet';
   const { wrap, tbody } = makeTable(['#', 'Request', `Now (${Number(r.current_version) ? `version ${str(r.current_version)}` : 'no policy'})`,
-    'With the editor\'s policy', 'Changed'], { caption: 'Decisions per sample request', test: 'waf-preview-table' });
+    'With the editor\'s policy', 'Changed'], { caption: `Decisions per ${noun}`, test: `${test}-table` });
   for (const s of rows) {
     const i = Number(s.index);
-    tbody.append(h('tr', { 'data-test': 'waf-preview-row', 'data-index': str(s.index), 'data-changed': String(!!s.changed), class: s.changed ? 'waf-changed' : null },
+    tbody.append(h('tr', { 'data-test': `${test}-row`, 'data-index': str(s.index), 'data-changed': String(!!s.changed), class: s.changed ? 'waf-changed' : null },
       h('th', { scope: 'row' }, str(i + 1)),
-      td(h('span', { class: 'mono' }, requestText(samples[i]))),
-      td(decisionText(s.current, 'waf-preview-current')),
-      td(decisionText(s.candidate, 'waf-preview-candidate')),
-      td(s.changed ? h('strong', { 'data-test': 'waf-preview-changed' }, 'changed') : h('span', { class: 'muted' }, 'same'))));
+      td(h('span', { class: 'mono' }, samples[i] ? requestText(samples[i]) : `(route ${str(s.route) || 'none'})`)),
+      td(decisionText(s.current, `${test}-current`)),
+      td(decisionText(s.candidate, `${test}-candidate`)),
+      td(s.changed ? h('strong', { 'data-test': `${test}-changed` }, 'changed') : h('span', { class: 'muted' }, 'same'))));
   }
   return [
-    h('p', { 'data-test': 'waf-preview-summary' },
-      `${str(r.changed)} of ${rows.length} sample request${rows.length === 1 ? '' : 's'} would be decided differently by the editor's policy (mode ${str(r.mode)}) than now (${now}). Nothing is saved.`),
+    h('p', { 'data-test': `${test}-summary` },
+      `${str(r.changed)} of ${rows.length} ${noun}${rows.length === 1 ? '' : 's'} would be decided differently by the editor's policy (mode ${str(r.mode)}) than now (${now}). Nothing is saved.`),
     wrap,
     h('h3', {}, 'The editor\'s tests'),
-    testsView(r.tests),
+    testsView(r.tests, test),
   ];
 }
 

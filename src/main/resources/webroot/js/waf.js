@@ -1,7 +1,8 @@
 // WAF (traffic policy): the editor page (GET/PUT /api/v1/waf with If-Match), its error marks (the API's
 // field paths such as rules[2].expression, marked at their line), the failing document tests under a
 // heading of their own, and the preview of the editor's text against sample requests (waf-preview.js).
-// The history page is waf-history.js. The editor, its marks and the scope bar are the ACL page's
+// Below them, the ingress nodes that enforce the policy, their traffic and the samples they reported
+// (waf-traffic.js, waf-chart.js). The history page is waf-history.js. The editor, its marks and the scope bar are the ACL page's
 // (acl-code.js, acl-pointer.js, acl-common.js).
 
 import { api, request, can, isAbort, ApiError } from './api.js';
@@ -11,6 +12,7 @@ import { codeEditor } from './acl-code.js';
 import { positions, lineCh } from './acl-pointer.js';
 import { WAF_PAGES, DRAFT, docText, wafVersionLine, withPointers, isTestError, isTestFailure } from './waf-common.js';
 import { wafPreview } from './waf-preview.js';
+import { wafTraffic } from './waf-traffic.js';
 
 export { renderWafHistory } from './waf-history.js';
 
@@ -95,6 +97,7 @@ export function renderWaf(ctx) {
   }
   editor.onChange(() => {
     preview.stale();
+    traffic.stale();
     if (!errorsBox.hidden && !errorsBox.querySelector('[data-test="waf-errors-stale"]')) {
       errorsBox.prepend(h('p', { class: 'stale-note', 'data-test': 'waf-errors-stale' },
         'The editor changed since these errors were found: save or preview again to check the new text.'));
@@ -163,6 +166,7 @@ export function renderWaf(ctx) {
     baseVersion = draft ? draft.base : p.version;
     editor.setValue(draft ? draft.text : loadedText);
     preview.stale();
+    traffic.stale();
     setDisabled(false);
     versionP.replaceChildren(...wafVersionLine(p, versionEl));
     if (draft) {
@@ -255,7 +259,7 @@ export function renderWaf(ctx) {
   }
 
   // ---- preview ----
-  const preview = wafPreview(ctx, sc, {
+  const editorHooks = {
     candidate(box) {
       clearFormError(box);
       clearErrors();
@@ -274,7 +278,10 @@ export function renderWaf(ctx) {
       showFormError(box, e);
       if (editor.marks().length) box.append(h('p', {}, 'The editor marks the policy\'s errors at their line.'));
     },
-  });
+  };
+  const preview = wafPreview(ctx, sc, editorHooks);
+  // ---- at the edge: the ingress nodes, their traffic and samples (waf-traffic.js) ----
+  const traffic = wafTraffic(ctx, sc, editorHooks);
 
   // ---- layout ----
   ctx.root.append(
@@ -282,6 +289,7 @@ export function renderWaf(ctx) {
     scopeBar(ctx, sc, 'policy', () => {
       ctx.clearError();
       load();
+      traffic.reset();
     }, WAF_PAGES),
     h('section', { class: 'panel', 'aria-labelledby': 'waf-editor-h' },
       h('h2', { id: 'waf-editor-h' }, 'Traffic policy'),
@@ -295,7 +303,8 @@ export function renderWaf(ctx) {
         canWrite ? null : h('span', { class: 'muted', 'data-test': 'waf-read-only' }, 'Your role can read the traffic policy and preview changes, not save them.')),
       errorsBox,
       summaryP),
-    preview.section);
+    preview.section,
+    ...traffic.sections);
 
   load();
 }
