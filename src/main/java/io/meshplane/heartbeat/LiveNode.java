@@ -33,9 +33,9 @@ import java.util.Objects;
  *     record's {@code ingress_sync}. Not written to PostgreSQL.
  * @param ingressStats the per-route counters of that report, as compact JSON ("" for none; at most 64
  *     routes, re-encoded from the validated report): the node record's {@code ingress_stats}
- * @param wafReport the traffic policy the node reported enforcing, its probe and its samples of denied
- *     requests, as compact JSON ("" for none; re-encoded from the validated report): the node record's
- *     {@code waf_sync}. Not written to PostgreSQL.
+ * @param wafReport the traffic policy the node reported enforcing, a compile error and its probe, as
+ *     compact JSON without the samples ("" for none; re-encoded from the validated report): the node
+ *     record's {@code waf_sync}. Not written to PostgreSQL.
  * @param wafSamples the samples of denied requests of that report, as a compact JSON list ("" for none;
  *     at most 5, bounded): what {@code GET /v1/waf/samples} and a preview read. Not written to PostgreSQL.
  */
