@@ -228,7 +228,8 @@ public final class ConfigLoader {
         watch(v),
         MeshcaConfig.parse(v),
         intIn(v, Setting.WRITEBEHIND_MAX_BACKLOG, 1, 100_000_000),
-        duration(v, Setting.SHUTDOWN_GRACE, Duration.ZERO, Duration.ofMinutes(5)));
+        duration(v, Setting.SHUTDOWN_GRACE, Duration.ZERO, Duration.ofMinutes(5)),
+        duration(v, Setting.METRICS_GAUGE_INTERVAL, Duration.ofSeconds(1), Duration.ofMinutes(5)));
   }
 
   /** The watch stream's limits ({@code watch.*}) and the heartbeat interval its answers carry. */

@@ -38,7 +38,8 @@ public record MeshConfig(
     io.meshplane.watch.WatchModule.Settings watch,
     io.meshplane.meshca.MeshcaModule.Settings meshca,
     int writeBehindMaxBacklog,
-    Duration shutdownGrace) {
+    Duration shutdownGrace,
+    Duration gaugeInterval) {
 
   public boolean embeddedPostgres() {
     return "embedded".equals(postgresUrl);

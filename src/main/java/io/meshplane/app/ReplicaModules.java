@@ -67,10 +67,10 @@ final class ReplicaModules {
     // ingress routes follow the change log after the policy and operations (a target's services come from work entries);
     // a route's reachability is the policy feature's check
     ingress = new io.meshplane.ingress.IngressModule(vertx, hz, p, reads, audit.log(), changes, cursors, policy::reach,
-        observability.mesh().registry(), () -> heartbeat.liveNodes(), io.meshplane.wafpolicy.WafPolicyModule::inForce);
+        observability.mesh().registry(), () -> heartbeat.liveNodes(), io.meshplane.wafpolicy.WafPolicyModule::inForce, config.gaugeInterval());
     // MeshCA follows the change log (its revocation list) and records in the audit trail
     meshca = new io.meshplane.meshca.MeshcaModule(vertx, hz, p, reads, changes, audit.log(), cursors, observability.mesh().registry(),
-        config.meshca(), () -> heartbeat.liveNodes());
+        config.meshca(), () -> heartbeat.liveNodes(), config.gaugeInterval());
     // traffic policies: versioned documents checked by the WAF's own compiler and tests, on a pool of their own
     // their samples come from the ingress nodes' reports: which nodes from the ingress book, the reports from the live state (asked at call time)
     waf = new io.meshplane.wafpolicy.WafPolicyModule(vertx, p, audit.log(), changes, cursors, observability.mesh().registry(),

@@ -48,6 +48,7 @@ public enum Setting {
   HEARTBEAT_STALE_AFTER("heartbeat.stale_after", "MESH_STALE_AFTER", "90s", "a node without a heartbeat for this long is stale"),
   NODES_ADDRESS_POOL("nodes.address_pool", "MESH_ADDRESS_POOL", "100.64.0.0/10", "IPv4 CIDR mesh addresses are allocated from"),
   NODES_PENDING_TTL("nodes.pending_ttl", "MESH_NODES_PENDING_TTL", "24h", "an enrollment without a heartbeat for this long is reported (event node.enroll_unconfirmed)"),
+  METRICS_GAUGE_INTERVAL("metrics.gauge_interval", "MESH_METRICS_GAUGE_INTERVAL", "15s", "how often the oldest replica samples the mesh-wide gauges of ingress nodes, traffic policies and MeshCA certificates (one bulk read of the live state each time)"),
   OPERATIONS_DEADLINE("operations.deadline", "MESH_OPERATIONS_DEADLINE", "10m", "an operation not completed within this time expires"),
   POLICY_WORKERS("policy.workers", "MESH_POLICY_WORKERS", "1", "threads that evaluate policy tests, previews and compile estimates (never an event loop)"),
   POLICY_MAX_EVALUATIONS("policy.max_evaluations", "MESH_POLICY_MAX_EVALUATIONS", "4", "policy evaluations running or queued per replica; more are refused with 503 and Retry-After"),

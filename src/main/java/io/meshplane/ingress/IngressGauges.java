@@ -21,7 +21,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The ingress gauges (docs/OPERATIONS.md, "Metrics"), sampled every {@link #INTERVAL} by the cluster's
+ * The ingress gauges (docs/OPERATIONS.md, "Metrics"), sampled every {@code metrics.gauge_interval} (15 s) by the cluster's
  * <b>oldest member only</b>, as MeshCA's are: the nodes that serve routes (from {@link IngressBook},
  * listed again only when the book's nodes or routes changed) and their live entries in one bulk read.
  * Cost per interval: O(ingress nodes) (the listing, when due, O(nodes of the mesh) in memory), on a
@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  */
 final class IngressGauges {
   private static final Logger LOG = LoggerFactory.getLogger(IngressGauges.class);
-  static final Duration INTERVAL = Duration.ofSeconds(15);
+  private final Duration interval;
   static final List<String> SYNC = List.of("current", "behind", "offline");
 
   /** WAF decision outcomes summed over the ingress nodes' reports (bounded: these keys only). */
@@ -81,7 +81,8 @@ final class IngressGauges {
   private final java.util.function.BiFunction<String, String, JsonObject> wafSync;
 
   IngressGauges(Vertx vertx, HazelcastInstance hz, MeterRegistry registry, IngressBook book, Supplier<LiveNodes> live,
-      java.util.function.BiFunction<String, String, JsonObject> wafSync) {
+      java.util.function.BiFunction<String, String, JsonObject> wafSync, Duration interval) {
+    this.interval = interval;
     this.wafSync = wafSync;
     this.vertx = vertx;
     this.hz = hz;
@@ -124,7 +125,7 @@ final class IngressGauges {
 
   void start() {
     sample();
-    timer = vertx.setPeriodic(INTERVAL.toMillis(), t -> sample());
+    timer = vertx.setPeriodic(interval.toMillis(), t -> sample());
   }
 
   void stop() {

@@ -43,11 +43,12 @@ public final class IngressModule implements Module, NodeIngress {
 
   /** @param live the nodes' live state (the heartbeat feature's, built after this one: asked when the gauges sample) */
   public IngressModule(Vertx vertx, HazelcastInstance hz, Pool pool, Pool reads, AuditLog audit, ChangeLog.Feed changes, Cursors cursors,
-      Reach reach, MeterRegistry registry, Supplier<LiveNodes> live, Function<SqlClient, Future<List<JsonObject>>> wafInForce) {
+      Reach reach, MeterRegistry registry, Supplier<LiveNodes> live, Function<SqlClient, Future<List<JsonObject>>> wafInForce,
+      java.time.Duration gaugeInterval) {
     this.book = new IngressBook(wafInForce);
     this.cursors = cursors;
     this.service = new IngressService(new IngressRepository(pool, reads), audit, changes, reach);
-    this.gauges = new IngressGauges(vertx, hz, registry, book, live, this::wafSync);
+    this.gauges = new IngressGauges(vertx, hz, registry, book, live, this::wafSync, gaugeInterval);
     changes.follow(book);
   }
 

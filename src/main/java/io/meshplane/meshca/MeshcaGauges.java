@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * MeshCA's gauges (docs/OPERATIONS.md, "Metrics"). {@code mesh_meshca_node_certificates{state}}: the
- * mesh's nodes by the state of their current certificate, sampled every {@link #INTERVAL} by the
+ * mesh's nodes by the state of their current certificate, sampled every {@code metrics.gauge_interval} (15 s) by the
  * cluster's <b>oldest member only</b> (one summary query on the read pool per interval cluster-wide, as
  * the pending nodes' count and the overview's node counts are); 0 on the other replicas, so the sum and
  * the maximum across replicas are both the mesh's figure. {@code mesh_meshca_authority_expiry_seconds{kind,id}}:
@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  */
 final class MeshcaGauges {
   private static final Logger LOG = LoggerFactory.getLogger(MeshcaGauges.class);
-  static final Duration INTERVAL = Duration.ofSeconds(15);
+  private final Duration interval;
   static final List<String> STATES = List.of("valid", "expiring", "expired");
 
   private final Vertx vertx;
@@ -43,7 +43,8 @@ final class MeshcaGauges {
   private final AtomicLong ticks = new AtomicLong();
   private final AtomicLong queries = new AtomicLong();
 
-  MeshcaGauges(Vertx vertx, HazelcastInstance hz, MeterRegistry registry, Authorities authorities, MeshcaStatus status) {
+  MeshcaGauges(Vertx vertx, HazelcastInstance hz, MeterRegistry registry, Authorities authorities, MeshcaStatus status, Duration interval) {
+    this.interval = interval;
     this.vertx = vertx;
     this.hz = hz;
     this.authorities = authorities;
@@ -62,7 +63,7 @@ final class MeshcaGauges {
 
   void start() {
     sample();
-    timer = vertx.setPeriodic(INTERVAL.toMillis(), t -> sample());
+    timer = vertx.setPeriodic(interval.toMillis(), t -> sample());
   }
 
   void stop() {

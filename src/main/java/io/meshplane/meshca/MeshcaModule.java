@@ -136,7 +136,7 @@ public final class MeshcaModule implements Module {
    *     counts before it advances
    */
   public MeshcaModule(Vertx vertx, HazelcastInstance hz, Pool pool, Pool reads, ChangeLog.Feed changes, AuditLog audit, Cursors cursors,
-      MeterRegistry registry, Settings settings, java.util.function.Supplier<io.meshplane.node.LiveNodes> live) {
+      MeterRegistry registry, Settings settings, java.util.function.Supplier<io.meshplane.node.LiveNodes> live, java.time.Duration gaugeInterval) {
     this.settings = settings;
     this.cursors = cursors;
     this.reads = reads;
@@ -157,7 +157,7 @@ public final class MeshcaModule implements Module {
         new AutoRevocations(certificates, audit));
     this.service = new MeshcaService(pool, certificates, authorities, revocations, audit, changes, settings.trustDomain());
     this.status = new MeshcaStatus(reads, certificates);
-    this.gauges = new MeshcaGauges(vertx, hz, registry, authorities, status);
+    this.gauges = new MeshcaGauges(vertx, hz, registry, authorities, status, gaugeInterval);
   }
 
   @Override

@@ -45,7 +45,7 @@ class WafEdgeTest {
 
   @BeforeAll
   static void start() {
-    cluster = TestCluster.started(1, Map.of("heartbeat.interval", "1s", "writebehind.flush_interval", "100ms"));
+    cluster = TestCluster.started(1, Map.of("heartbeat.interval", "1s", "writebehind.flush_interval", "100ms", "metrics.gauge_interval", "1s"));
     http = cluster.http();
     port = cluster.replica(0).coordinatorPort();
     admin = cluster.admin();

@@ -37,7 +37,7 @@ class IngressGaugesTest {
 
   @BeforeAll
   static void start() {
-    cluster = TestCluster.started(2, Map.of());
+    cluster = TestCluster.started(2, Map.of("metrics.gauge_interval", "1s"));
     http = cluster.http();
     admin = cluster.admin();
   }

@@ -27,7 +27,7 @@ class MeshcaGaugesTest {
 
   @BeforeAll
   static void start() {
-    cluster = TestCluster.started(2, Map.of("meshca.secret", MeshcaTest.SECRET));
+    cluster = TestCluster.started(2, Map.of("meshca.secret", MeshcaTest.SECRET, "metrics.gauge_interval", "1s"));
   }
 
   @AfterAll
