@@ -48,8 +48,8 @@ final class SimEdge implements AgentSession.Edge {
     JsonObject e = w.getJsonObject("enforce");
     JsonObject s = w.getJsonObject("shadow");
     String key = (e == null ? "" : e.getString("probe")) + "/" + (s == null ? "" : s.getString("probe"));
+    if (COMPILED.size() > 64 && !COMPILED.containsKey(key)) COMPILED.clear(); // bounded: only the versions of the run's last changes
     COMPILED.computeIfAbsent(key, k -> {
-      if (COMPILED.size() > 64) COMPILED.clear();
       if (e != null) io.meshplane.waf.Waf.compile(e.getJsonObject("policy").encode());
       if (s != null) io.meshplane.waf.Waf.compile(s.getJsonObject("policy").encode());
       return Boolean.TRUE;
