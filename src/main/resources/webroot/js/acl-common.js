@@ -3,8 +3,8 @@
 // history page can ask before it replaces unsaved edits). The WAF pages use the scope, the tabs, the
 // actor's name and the draft too (with their own hash, hooks and draft key).
 
-import { currentUser } from './api.js';
-import { h, str, fmtTime, field } from './ui.js';
+import { api, currentUser, ApiError } from './api.js';
+import { h, btn, str, fmtTime, field } from './ui.js';
 
 // ---- which policy: team and environment -----------------------------------------------------
 
@@ -146,4 +146,38 @@ export function writeDraft(sc, draft, kind = 'acl') {
   } catch {
     /* storage full or refused: the draft only survives this page */
   }
+}
+
+// ---- the history pages: every version, and a restore refused as stale ------------------------
+
+/** Every version of the policy at {@code base} ('/acl' or '/waf'), oldest first, read page by page (at most 10,000). */
+export async function listVersions(base, sc, signal) {
+  const all = [];
+  let cursor = '';
+  do {
+    const d = await api.get(`${base}/versions`, { ...scopeQuery(sc), limit: 1000, cursor: cursor || undefined }, { signal });
+    if (d && Array.isArray(d.items)) all.push(...d.items);
+    cursor = d && typeof d.next_cursor === 'string' ? d.next_cursor : '';
+  } while (cursor && all.length < 10000);
+  return all;
+}
+
+/**
+ * A restore's failure shown in {@code box}: a 409 says someone saved meanwhile (with the version now
+ * and a Reload button calling {@code reload}); true when it was one, false for the caller to show.
+ */
+export async function restoreConflict(e, base, prefix, sc, signal, box, reload) {
+  if (!(e instanceof ApiError && e.status === 409)) return false;
+  let now = null;
+  try {
+    now = (await api.get(base, scopeQuery(sc), { signal })).version;
+  } catch {
+    /* keep null */
+  }
+  const again = btn('Reload', { 'data-test': `${prefix}-conflict-reload` });
+  again.addEventListener('click', () => reload());
+  box.replaceChildren(h('p', { 'data-test': `${prefix}-conflict` },
+    `Someone saved version ${now ?? '(newer)'} meanwhile. Nothing was restored: reload the history and try again.`), again);
+  box.hidden = false;
+  return true;
 }

@@ -4,7 +4,7 @@
 
 import { api, request, can, seg, isAbort, ApiError } from './api.js';
 import { h, btn, td, str, fmtTime, pre, field, makeTable, emptyRow, confirmDialog, select } from './ui.js';
-import { scopeOf, scopeQuery, scopeHash, scopeBar, actorName, canonicalText, readDraft, writeDraft } from './acl-common.js';
+import { listVersions, restoreConflict, scopeOf, scopeQuery, scopeHash, scopeBar, actorName, canonicalText, readDraft, writeDraft } from './acl-common.js';
 import { diffView } from './acl-diff.js';
 import { loadStyles } from './acl-code.js';
 
@@ -126,35 +126,11 @@ export function renderAclHistory(ctx) {
       ctx.flash(`Version ${v} restored as version ${str(r.data && r.data.version)}.`);
       await load();
     } catch (e) {
-      if (e instanceof ApiError && e.status === 409) {
-        let now = null;
-        try {
-          now = (await api.get('/acl', scopeQuery(sc), { signal: ctx.signal })).version;
-        } catch {
-          /* keep null */
-        }
-        const reload = btn('Reload', { 'data-test': 'acl-conflict-reload' });
-        reload.addEventListener('click', () => load());
-        histError.replaceChildren(h('p', { 'data-test': 'acl-conflict' },
-          `Someone saved version ${now ?? '(newer)'} meanwhile. Nothing was restored: reload the history and try again.`), reload);
-        histError.hidden = false;
-      } else {
-        showHistError(e);
-      }
+      if (!(await restoreConflict(e, '/acl', 'acl', sc, ctx.signal, histError, load))) showHistError(e);
       trigger.disabled = false;
     }
   }
 
-  async function listVersions() {
-    const all = [];
-    let cursor = '';
-    do {
-      const d = await api.get('/acl/versions', { ...scopeQuery(sc), limit: 1000, cursor: cursor || undefined }, { signal: ctx.signal });
-      if (d && Array.isArray(d.items)) all.push(...d.items);
-      cursor = d && typeof d.next_cursor === 'string' ? d.next_cursor : '';
-    } while (cursor && all.length < 10000);
-    return all;
-  }
 
   function fillPickers() {
     const options = [...versions].reverse().map((item) => ({
@@ -177,7 +153,7 @@ export function renderAclHistory(ctx) {
       return;
     }
     try {
-      const [cur, all] = await Promise.all([api.get('/acl', scopeQuery(sc), { signal: ctx.signal }), listVersions()]);
+      const [cur, all] = await Promise.all([api.get('/acl', scopeQuery(sc), { signal: ctx.signal }), listVersions('/acl', sc, ctx.signal)]);
       currentVersion = cur ? cur.version : null;
       versions = all;
       const { wrap, tbody } = makeTable(['Version', 'Stored by', 'When', 'Restored from', 'Grants', 'Actions'],

@@ -5,7 +5,7 @@
 
 import { api, request, can, seg, isAbort, ApiError } from './api.js';
 import { h, btn, td, str, fmtTime, pre, makeTable, emptyRow, confirmDialog } from './ui.js';
-import { scopeOf, scopeQuery, scopeHash, scopeBar, actorName, readDraft, writeDraft } from './acl-common.js';
+import { listVersions, restoreConflict, scopeOf, scopeQuery, scopeHash, scopeBar, actorName, readDraft, writeDraft } from './acl-common.js';
 import { loadStyles } from './acl-code.js';
 import { WAF_PAGES, DRAFT, docText, modeBadge } from './waf-common.js';
 
@@ -96,35 +96,11 @@ export function renderWafHistory(ctx) {
       ctx.flash(`Version ${v} restored as version ${str(r.data && r.data.version)} (mode ${str(r.data && r.data.mode)}).`);
       await load();
     } catch (e) {
-      if (e instanceof ApiError && e.status === 409) {
-        let now = null;
-        try {
-          now = (await api.get('/waf', scopeQuery(sc), { signal: ctx.signal })).version;
-        } catch {
-          /* keep null */
-        }
-        const reload = btn('Reload', { 'data-test': 'waf-conflict-reload' });
-        reload.addEventListener('click', () => load());
-        histError.replaceChildren(h('p', { 'data-test': 'waf-conflict' },
-          `Someone saved version ${now ?? '(newer)'} meanwhile. Nothing was restored: reload the history and try again.`), reload);
-        histError.hidden = false;
-      } else {
-        showHistError(e);
-      }
+      if (!(await restoreConflict(e, '/waf', 'waf', sc, ctx.signal, histError, load))) showHistError(e);
       trigger.disabled = false;
     }
   }
 
-  async function listVersions() {
-    const all = [];
-    let cursor = '';
-    do {
-      const d = await api.get('/waf/versions', { ...scopeQuery(sc), limit: 1000, cursor: cursor || undefined }, { signal: ctx.signal });
-      if (d && Array.isArray(d.items)) all.push(...d.items);
-      cursor = d && typeof d.next_cursor === 'string' ? d.next_cursor : '';
-    } while (cursor && all.length < 10000);
-    return all;
-  }
 
   async function load() {
     histError.hidden = true;
@@ -133,7 +109,7 @@ export function renderWafHistory(ctx) {
       return;
     }
     try {
-      const [cur, versions] = await Promise.all([api.get('/waf', scopeQuery(sc), { signal: ctx.signal }), listVersions()]);
+      const [cur, versions] = await Promise.all([api.get('/waf', scopeQuery(sc), { signal: ctx.signal }), listVersions('/waf', sc, ctx.signal)]);
       currentVersion = cur ? cur.version : null;
       const { wrap, tbody } = makeTable(['Version', 'Mode', 'Stored by', 'When', 'Restored from', 'Actions'],
         { caption: 'Traffic policy versions', test: 'waf-history-table' });
